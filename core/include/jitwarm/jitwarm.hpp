@@ -1,0 +1,550 @@
+// jitwarm.hpp — the C++ host API of libjitwarm.
+//
+// Hosts (inference servers, tools, tests) use this header; plugins use only
+// jitwarm.h. Everything here throws jitwarm::Error on failure; the C entry
+// points in jitwarm.h wrap the same code and turn the exception into a
+// status code plus jw_last_error().
+#pragma once
+
+#include <jitwarm/jitwarm.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace jitwarm {
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+class Error : public std::runtime_error {
+ public:
+  Error(jw_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  jw_status status() const noexcept { return status_; }
+
+ private:
+  jw_status status_;
+};
+
+// ---------------------------------------------------------------------------
+// dtypes and tensor metadata
+// ---------------------------------------------------------------------------
+std::size_t dtype_size(jw_dtype dtype);
+// "float16", "int32", ...; "invalid" for anything else.
+std::string_view dtype_name(jw_dtype dtype);
+// "f16", "i32", ... as used in compile-key text.
+std::string_view dtype_short_name(jw_dtype dtype);
+// Accepts the long and the short name. std::nullopt when unknown.
+std::optional<jw_dtype> parse_dtype(std::string_view text);
+bool is_floating_dtype(jw_dtype dtype);
+bool is_integer_dtype(jw_dtype dtype);  // bool excluded
+
+// Storage-free tensor metadata ("warmup tensor"). Strides absent means
+// compact row-major.
+jw_tensor_meta make_tensor_meta(jw_dtype dtype, std::span<const int64_t> shape,
+                                bool aligned_16 = true);
+jw_tensor_meta make_tensor_meta(jw_dtype dtype, std::span<const int64_t> shape,
+                                std::span<const int64_t> strides,
+                                bool aligned_16 = true);
+// A runtime tensor; its alignment is read from `data`.
+jw_tensor make_tensor(void* data, jw_dtype dtype,
+                      std::span<const int64_t> shape, int32_t device = -1);
+jw_tensor make_tensor(void* data, jw_dtype dtype,
+                      std::span<const int64_t> shape,
+                      std::span<const int64_t> strides, int32_t device = -1);
+std::vector<int64_t> effective_strides(const jw_tensor_meta& meta);
+int64_t element_count(const jw_tensor_meta& meta);
+bool is_compact_row_major(const jw_tensor_meta& meta);
+
+// Argument values. Tensors are borrowed: keep them alive for the call.
+jw_arg_value arg(const jw_tensor& tensor);
+jw_arg_value warmup_arg(const jw_tensor_meta& meta);
+jw_arg_value arg_int(int64_t value);
+jw_arg_value arg_uint(uint64_t value);
+jw_arg_value arg_float(double value);
+jw_arg_value arg_bool(bool value);
+jw_scalar scalar_int(int64_t value);
+jw_scalar scalar_uint(uint64_t value);
+jw_scalar scalar_float(double value);
+jw_scalar scalar_bool(bool value);
+
+// ---------------------------------------------------------------------------
+// Specialization (DESIGN.md "Specialization")
+// ---------------------------------------------------------------------------
+struct IntSpec {
+  jw_int_type type = JW_INT_I32;
+  jw_int_class value_class = JW_INT_CLASS_NONE;
+  friend bool operator==(const IntSpec&, const IntSpec&) = default;
+};
+
+// i32 / i64 / u64 by range and the class one / divisible-by-16 / none.
+// Values outside [-2^63, 2^64) throw Error(JW_ERROR_INVALID_ARGUMENT).
+IntSpec specialize_integer(__int128 value, bool do_not_specialize = false);
+// One value of the class: 1; i32 16 / 2; i64 2^31 / 2^31+1; u64 2^63 / 2^63+1.
+__int128 scalar_specialization_rep(IntSpec spec);
+// Text of a 128-bit integer (std::to_string has no overload for it).
+std::string int128_to_string(__int128 value);
+
+// The specialization of one parameter: jw_param_spec in owning form.
+struct ParamSpec {
+  std::string name;
+  jw_param_kind kind = JW_PARAM_INT;
+  jw_dtype dtype = JW_DTYPE_INVALID;                       // tensor
+  jw_alignment alignment = JW_ALIGN_NOT_SPECIALIZED;       // tensor
+  std::vector<IntSpec> stride_specs;                       // tensor
+  IntSpec int_spec;                                        // int, scalar-int
+  jw_float_type float_type = JW_FLOAT_F32;                 // float, scalar-float
+  jw_scalar_kind scalar_kind = JW_SCALAR_NONE;             // scalar
+  jw_scalar constexpr_value{JW_SCALAR_NONE, {0}};          // constexpr
+  friend bool operator==(const ParamSpec& a, const ParamSpec& b);
+};
+
+struct Hash128 {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  friend bool operator==(const Hash128&, const Hash128&) = default;
+  std::string hex() const;  // 32 lowercase hex digits, hi first
+};
+
+// A compile key: kernel, implementation, target and per-parameter
+// specialization, in schema order. Immutable once built.
+class CompileKey {
+ public:
+  CompileKey(std::string kernel_name, std::string impl_name, std::string target,
+             std::vector<ParamSpec> params);
+
+  const std::string& kernel_name() const { return kernel_name_; }
+  const std::string& impl_name() const { return impl_name_; }
+  const std::string& target() const { return target_; }
+  const std::vector<ParamSpec>& params() const { return params_; }
+  const ParamSpec* find_param(std::string_view name) const;
+
+  // The one canonical byte encoding (see docs/compile-keys.md).
+  const std::string& encoding() const { return encoding_; }
+  // XXH3-128 of encoding(); stable across processes, builds and machines.
+  Hash128 hash() const { return hash_; }
+  // e.g. compute_slot_mapping[cuda:sm_90](positions:i64*:a16, block_size:i32:D,
+  //      BLOCK=1024) — the short kernel name (after the last dot).
+  std::string text() const;
+  // Decode an encoding; throws Error(JW_ERROR_INVALID_ARGUMENT) on any
+  // malformed, truncated or trailing input.
+  static CompileKey decode(std::string_view encoding);
+
+  friend bool operator==(const CompileKey& a, const CompileKey& b) {
+    return a.hash_ == b.hash_ && a.encoding_ == b.encoding_;
+  }
+
+ private:
+  std::string kernel_name_;
+  std::string impl_name_;
+  std::string target_;
+  std::vector<ParamSpec> params_;
+  std::string encoding_;
+  Hash128 hash_;
+};
+
+// ---------------------------------------------------------------------------
+// Kernel schemas (owning copies of jw_kernel_schema)
+// ---------------------------------------------------------------------------
+struct ParamDesc {
+  std::string name;
+  jw_param_kind kind = JW_PARAM_INT;
+  uint32_t flags = 0;
+  jw_dtype_set allowed_dtypes = 0;
+  int32_t rank = -1;
+  jw_scalar default_value{JW_SCALAR_NONE, {0}};
+  std::string same_dtype_as;
+  bool has_flag(jw_param_flag flag) const { return (flags & flag) != 0; }
+};
+
+class KernelSchema {
+ public:
+  // Copies and validates a C schema (unique names, known kinds, ...).
+  static KernelSchema from_c(const jw_kernel_schema& schema, std::string origin);
+
+  const std::string& name() const { return name_; }
+  std::string short_name() const;  // after the last dot
+  const std::string& summary() const { return summary_; }
+  const std::string& launch_rule() const { return launch_rule_; }
+  const std::string& origin() const { return origin_; }  // who defined it
+  const std::vector<ParamDesc>& params() const { return params_; }
+  // Index of a parameter, or -1.
+  int index_of(std::string_view param_name) const;
+
+ private:
+  std::string name_, summary_, launch_rule_, origin_;
+  std::vector<ParamDesc> params_;
+};
+
+// The one function that maps arguments to a key (launch path and warmup).
+// Validates every argument against the schema first; missing trailing
+// arguments with defaults take the default.
+CompileKey derive_key(const KernelSchema& schema,
+                      std::span<const jw_arg_value> args,
+                      std::string_view target, std::string_view impl_name);
+
+// ---------------------------------------------------------------------------
+// Plugin loading
+// ---------------------------------------------------------------------------
+enum class PluginRejection {
+  none = 0,
+  not_a_shared_object,     // not ELF, wrong class or machine, unreadable
+  missing_dependency,      // a library it links against is missing
+  load_failed,             // the dynamic loader refused it for another reason
+  missing_entry_symbol,    // no jitwarm_plugin_negotiate
+  negotiation_failed,      // the entry returned an error
+  abi_too_old,             // answered below JITWARM_ABI_VERSION_MIN
+  abi_too_new,             // answered above the offered version
+  registration_failed,     // register_all failed or registered bad data
+  duplicate,               // the same plugin (by name) is already loaded
+};
+std::string_view to_string(PluginRejection rejection);
+
+struct PluginLoadRecord {
+  std::string path;
+  bool loaded = false;
+  PluginRejection rejection = PluginRejection::none;
+  std::string detail;  // why, in words (with both versions for ABI errors)
+  std::string plugin_name, plugin_version;
+  uint32_t abi_version = 0;  // what the plugin answered
+  std::vector<std::string> kernels;    // implementations it registered
+  std::vector<std::string> schemas;    // schemas it defined
+  std::vector<std::string> platforms;  // platforms it registered, with state
+};
+
+struct PluginLoadReport {
+  std::vector<std::string> searched_directories;
+  std::vector<PluginLoadRecord> records;
+  std::size_t loaded_count() const;
+  std::size_t rejected_count() const;
+  std::string to_text() const;
+  std::string to_json() const;
+};
+
+struct PluginLoadOptions {
+  // Directories or files; empty = JITWARM_PLUGIN_PATH, then the installed
+  // plugin directory.
+  std::vector<std::string> search_path;
+  bool strict = false;  // a rejected candidate throws
+};
+
+// The installed plugin directory (<libdir>/jitwarm/plugins).
+std::string installed_plugin_directory();
+// JITWARM_PLUGIN_PATH's entries, then installed_plugin_directory().
+std::vector<std::string> default_plugin_search_path();
+
+// ---------------------------------------------------------------------------
+// Registry views
+// ---------------------------------------------------------------------------
+struct ImplementationInfo {
+  std::string impl_name;
+  std::string platform;
+  std::string origin;  // plugin path, or "host: <what the host said>"
+  bool pending = false;  // waiting for its schema to be defined
+};
+
+struct PlatformExplanation {
+  std::string platform;
+  ImplementationInfo winner;
+  std::vector<ImplementationInfo> replaced;  // newest first, below the winner
+};
+
+struct KernelExplanation {
+  std::string kernel_name;
+  std::string schema_origin;
+  std::vector<PlatformExplanation> platforms;
+  std::string to_text() const;
+};
+
+struct PlatformInfo {
+  std::string name;
+  std::string origin;
+  bool can_compile = false;
+  bool can_launch = false;
+  std::string detail;  // e.g. "no CUDA driver: compile-only"
+  int32_t device_count = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Compile cache
+// ---------------------------------------------------------------------------
+struct CacheStats {
+  uint64_t hits = 0;         // lookups answered from memory
+  uint64_t misses = 0;       // lookups that found nothing in memory
+  uint64_t compiles = 0;     // calls into an implementation's compile
+  uint64_t disk_hits = 0;    // misses answered by the persistent cache
+  uint64_t disk_writes = 0;  // entries written to the persistent cache
+  uint64_t disk_rejects = 0; // corrupt or mismatched entries treated as misses
+  double compile_seconds = 0;
+  std::size_t entries = 0;   // artifacts in memory
+};
+
+// ---------------------------------------------------------------------------
+// Overrides: register_kernels
+// ---------------------------------------------------------------------------
+// A move-only RAII handle: destroying (or release()-ing) it removes the
+// registered implementations and restores what each replaced.
+class RegistrationHandle {
+ public:
+  RegistrationHandle() = default;
+  explicit RegistrationHandle(std::function<void()> release_fn)
+      : release_fn_(std::move(release_fn)) {}
+  RegistrationHandle(RegistrationHandle&& other) noexcept
+      : release_fn_(std::exchange(other.release_fn_, nullptr)) {}
+  RegistrationHandle& operator=(RegistrationHandle&& other) noexcept {
+    if (this != &other) {
+      release();
+      release_fn_ = std::exchange(other.release_fn_, nullptr);
+    }
+    return *this;
+  }
+  RegistrationHandle(const RegistrationHandle&) = delete;
+  RegistrationHandle& operator=(const RegistrationHandle&) = delete;
+  ~RegistrationHandle() { release(); }
+  void release() {
+    if (release_fn_) std::exchange(release_fn_, nullptr)();
+  }
+  bool active() const { return static_cast<bool>(release_fn_); }
+
+ private:
+  std::function<void()> release_fn_;
+};
+
+// Arguments as an implementation receives them, in its own order.
+using HostLaunchFn =
+    std::function<void(std::span<const jw_arg_value> args, void* stream)>;
+
+// A host-side implementation (runs on the host thread; for "cpu" it is the
+// kernel, for device platforms it typically enqueues work itself).
+// param_names empty: positional in schema order.
+struct HostKernel {
+  std::string platform = "cpu";
+  std::string impl_name;
+  std::vector<std::string> param_names;
+  HostLaunchFn launch;
+};
+
+struct KernelOverride {
+  std::string kernel_name;
+  // Either a full C implementation (its kernel_name may be null) ...
+  std::optional<jw_kernel_impl> impl;
+  // ... or a host function.
+  std::optional<HostKernel> host;
+};
+
+// ---------------------------------------------------------------------------
+// Warmup
+// ---------------------------------------------------------------------------
+struct IntRange {
+  int64_t start = 0, stop = 0, step = 1;  // [start, stop)
+};
+
+struct TensorChoice {
+  jw_dtype dtype = JW_DTYPE_INVALID;  // INVALID: follow the schema
+  bool aligned_16 = true;
+  std::vector<int64_t> strides;  // only for SPECIALIZE_STRIDES params
+};
+
+// One value of one parameter in a warmup request.
+using WarmupValue = std::variant<__int128, double, bool, TensorChoice>;
+
+struct WarmupAxis {
+  std::vector<WarmupValue> values;
+  std::vector<IntRange> ranges;  // appended to values, lazily
+};
+
+// One combination of the axes, by parameter name (every parameter present).
+struct WarmupAssignment {
+  std::vector<std::pair<std::string, WarmupValue>> values;
+  const WarmupValue* find(std::string_view name) const;
+};
+
+struct WarmupRequest {
+  std::string kernel_name;
+  std::string platform;  // empty: the warmup's platform
+  std::vector<std::pair<std::string, WarmupAxis>> axes;
+  // Parameters that vary in lockstep: every axis of a group has the same
+  // number of values (ranges are not allowed in zipped groups).
+  std::vector<std::vector<std::pair<std::string, WarmupAxis>>> zipped;
+  // Combinations for which this returns false are skipped. It sees, per
+  // axis, the first value of each specialization class (see docs/warmup.md).
+  std::function<bool(const WarmupAssignment&)> filter;
+  // Manifest-style filter: a combination matching every entry of one
+  // table is skipped.
+  std::vector<std::vector<std::pair<std::string, WarmupValue>>> exclude;
+};
+
+// Expands a request into keys, in order, without duplicates; parameters
+// that do not affect the key collapse. Throws on unknown parameter names.
+std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
+                                              const WarmupRequest& request,
+                                              std::string_view target,
+                                              std::string_view impl_name);
+
+// Storage-free arguments that reproduce `key` through derive_key. Owns the
+// metadata its arguments point to.
+struct WarmupInputs {
+  std::vector<std::unique_ptr<jw_tensor_meta>> tensors;
+  std::vector<jw_arg_value> args;
+};
+// Throws Error naming the expected and the produced key when derive_key
+// does not reproduce `key`.
+WarmupInputs warmup_inputs_for(const KernelSchema& schema, const CompileKey& key);
+
+struct WarmupManifest {
+  std::vector<WarmupRequest> requests;
+  std::string source;  // file name, for messages
+};
+// Throws Error(JW_ERROR_IO) for unreadable files and
+// Error(JW_ERROR_INVALID_ARGUMENT) naming file:line for malformed content.
+WarmupManifest load_warmup_manifest(const std::string& path);
+WarmupManifest parse_warmup_manifest(std::string_view toml_text,
+                                     const std::string& source_name);
+// A manifest entry that reproduces exactly this key (for record mode).
+std::string manifest_entry_for_key(const KernelSchema& schema,
+                                   const CompileKey& key,
+                                   std::string_view platform);
+
+struct WarmupOptions {
+  std::string platform;  // empty: the runtime's default launch platform
+  std::string target;    // empty: the platform's device 0
+  unsigned jobs = 1;     // keys compiled at once (threads)
+  // Called after each key: done, total, the key.
+  std::function<void(std::size_t, std::size_t, const CompileKey&)> progress;
+};
+
+struct WarmupKeyResult {
+  std::string key_text;
+  Hash128 key_hash;
+  bool compiled = false;    // false: it was already cached
+  bool failed = false;
+  std::string error;
+};
+
+struct WarmupResult {
+  std::vector<WarmupKeyResult> keys;
+  std::size_t compiled = 0, cached = 0, failed = 0;
+  double seconds = 0;
+};
+
+enum class JitMonitorMode { off, warn, error };
+std::optional<JitMonitorMode> parse_jit_monitor_mode(std::string_view text);
+
+// ---------------------------------------------------------------------------
+// Kernels and the runtime
+// ---------------------------------------------------------------------------
+class Runtime;
+namespace detail {
+struct KernelSlot;
+class RuntimeImpl;
+}  // namespace detail
+
+struct LaunchOptions {
+  std::string platform;  // empty: the runtime's default launch platform
+  int32_t device = 0;
+  void* stream = nullptr;
+};
+
+// A handle to a kernel by name. It resolves the implementation through the
+// registry at every launch, so it sees overrides at once. Cheap to copy.
+class KernelHandle {
+ public:
+  const std::string& name() const;
+  const KernelSchema& schema() const;
+  void launch(std::span<const jw_arg_value> args,
+              const LaunchOptions& options = {}) const;
+  void launch(std::initializer_list<jw_arg_value> args,
+              const LaunchOptions& options = {}) const {
+    launch(std::span<const jw_arg_value>(args.begin(), args.size()), options);
+  }
+  // The key a launch with these arguments would use.
+  CompileKey key_for(std::span<const jw_arg_value> args,
+                     const LaunchOptions& options = {}) const;
+
+ private:
+  friend class Runtime;
+  friend class detail::RuntimeImpl;
+  KernelHandle(std::shared_ptr<detail::RuntimeImpl> runtime,
+               std::shared_ptr<detail::KernelSlot> slot);
+  std::shared_ptr<detail::RuntimeImpl> runtime_;
+  std::shared_ptr<detail::KernelSlot> slot_;
+};
+
+struct RuntimeOptions {
+  // Persistent cache directory; empty: JITWARM_CACHE_DIR if set, else none.
+  std::string cache_dir;
+  // Monitor mode; empty optional: JITWARM_JIT_MONITOR (off|warn|error), else off.
+  std::optional<JitMonitorMode> jit_monitor;
+  // Record mode: append each post-seal key to this manifest; empty:
+  // JITWARM_JIT_RECORD if set.
+  std::string jit_record_path;
+  // Log sink; default: stderr for warnings and errors (JITWARM_LOG_LEVEL).
+  std::function<void(jw_log_level, const std::string&)> log;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  PluginLoadReport load_plugins(const PluginLoadOptions& options = {});
+  PluginLoadRecord load_plugin(const std::string& path, bool strict = false);
+  // Every report produced so far, in order.
+  const std::vector<PluginLoadRecord>& load_history() const;
+
+  // Throws Error(JW_ERROR_NOT_FOUND) for unknown names.
+  KernelHandle kernel(std::string_view name) const;
+  std::vector<std::string> kernel_names() const;  // sorted
+  const KernelSchema& schema(std::string_view name) const;
+  std::vector<ImplementationInfo> implementations(std::string_view name) const;
+  KernelExplanation explain(std::string_view name) const;
+  std::vector<PlatformInfo> platforms() const;
+  // The platform launches go to when none is given: the first of cuda, hip,
+  // cpu (then any other) that has a device and can launch.
+  std::string default_platform() const;
+  // "cuda:sm_90" for a device; throws JW_ERROR_NO_DEVICE without one.
+  std::string target_for(std::string_view platform, int32_t device = 0) const;
+
+  // Host overrides. All or nothing: on error nothing is registered.
+  RegistrationHandle register_kernels(std::vector<KernelOverride> overrides,
+                                      std::string origin = "host");
+
+  // Compile-only warmup into the launch path's cache.
+  WarmupResult warmup(const std::vector<WarmupRequest>& requests,
+                      const WarmupOptions& options = {});
+  // From now on a compile on the launch path goes to the JIT monitor.
+  void seal();
+  bool sealed() const;
+  void set_jit_monitor(JitMonitorMode mode);
+  JitMonitorMode jit_monitor() const;
+  void set_jit_record_path(std::string path);
+
+  CacheStats cache_stats() const;
+  // Whether an artifact for this key is in memory (or the disk cache).
+  bool is_cached(const CompileKey& key) const;
+
+  // Platform services (memory) for tests, benchmarks and the conformance
+  // runner.
+  const jw_platform_desc& platform(std::string_view name) const;
+
+  void log(jw_log_level level, const std::string& message) const;
+
+  std::shared_ptr<detail::RuntimeImpl> impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::RuntimeImpl> impl_;
+};
+
+}  // namespace jitwarm
