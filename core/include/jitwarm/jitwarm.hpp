@@ -532,7 +532,7 @@ class Runtime {
   void set_jit_record_path(std::string path);
 
   CacheStats cache_stats() const;
-  // Whether an artifact for this key is in memory (or the disk cache).
+  // Whether an artifact for this key is in the in-memory cache.
   bool is_cached(const CompileKey& key) const;
 
   // Platform services (memory) for tests, benchmarks and the conformance

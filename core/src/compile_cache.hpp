@@ -1,0 +1,97 @@
+// The in-memory compile cache: key -> artifact, shared by the launch path and
+// warmup, so a warmed key is a hit on its first launch.
+//
+// * Exactly one compile per key, however many threads ask at once: the first
+//   asker compiles; the others wait on that entry, not on the whole cache.
+// * Hits take only a shared lock on one of several shards.
+// * An ArtifactStore (the persistent cache) slots in under it: a memory miss
+//   asks the store before compiling, and a compile is written to the store.
+// * Entries are never removed while the cache lives, so the addresses handed
+//   out stay valid (implementations may key their module caches on them).
+#pragma once
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+namespace jitwarm::detail {
+
+struct Artifact {
+  std::string binary;
+  std::string format;
+  std::string entry_point;
+  uint64_t id = 0;  // unique within the process
+  // What the launch path needs beside the bytes (the key as the owning
+  // implementation sees it), built once by Compiler::finalize.
+  std::shared_ptr<const void> attachment;
+};
+
+// A persistent layer under the memory cache.
+class ArtifactStore {
+ public:
+  virtual ~ArtifactStore() = default;
+  // nullopt on a miss; a corrupt or mismatched entry is a miss (and counted
+  // through `rejected`), never an exception.
+  virtual std::optional<Artifact> load(const CompileKey& key,
+                                       std::string_view fingerprint,
+                                       bool* rejected) = 0;
+  // Best effort: a failed write is logged and returns false, never throws.
+  virtual bool store(const CompileKey& key, std::string_view fingerprint,
+                     const Artifact& artifact) = 0;
+};
+
+class CompileCache {
+ public:
+  // What a miss runs: the compile itself, and (optionally) the fingerprint
+  // that names the entry in the persistent store.
+  struct Compiler {
+    std::function<Artifact()> compile;
+    std::function<std::optional<std::string>()> fingerprint;
+    // Runs on the artifact (compiled or read from the store) before it is
+    // published.
+    std::function<void(Artifact&)> finalize;
+  };
+  struct Lookup {
+    const Artifact* artifact;
+    bool compiled;  // this call ran the compile
+  };
+
+  CompileCache();
+  ~CompileCache();
+  CompileCache(const CompileCache&) = delete;
+  CompileCache& operator=(const CompileCache&) = delete;
+
+  void set_store(std::shared_ptr<ArtifactStore> store);
+  ArtifactStore* store() const { return store_.get(); }
+
+  // Throws what compile throws (to every waiter of that attempt); a failed
+  // key is not cached, so a later call tries again.
+  Lookup get_or_compile(const CompileKey& key, const Compiler& compiler);
+  // A hit or nullptr; counts nothing.
+  const Artifact* find(const CompileKey& key) const;
+  CacheStats stats() const;
+
+ private:
+  struct Entry;
+  struct Shard;
+  static constexpr std::size_t kShards = 16;
+  Shard& shard_for(const CompileKey& key) const;
+
+  std::unique_ptr<Shard[]> shards_;
+  std::shared_ptr<ArtifactStore> store_;
+  std::atomic<uint64_t> hits_{0}, misses_{0}, compiles_{0}, disk_hits_{0},
+      disk_writes_{0}, disk_rejects_{0}, compile_nanoseconds_{0};
+  std::atomic<std::size_t> entries_{0};
+};
+
+uint64_t next_artifact_id();
+
+}  // namespace jitwarm::detail

@@ -1,0 +1,403 @@
+#include "registry.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "errors.hpp"
+
+namespace jitwarm::detail {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+std::vector<std::string> schema_param_names(const KernelSchema& schema) {
+  std::vector<std::string> names;
+  for (const auto& p : schema.params()) names.push_back(p.name);
+  return names;
+}
+
+}  // namespace
+
+ImplRecord::~ImplRecord() {
+  if (c.destroy != nullptr) c.destroy(c.user_data);
+}
+
+std::shared_ptr<ImplRecord> ImplRecord::from_c(const jw_kernel_impl& impl,
+                                               std::string origin,
+                                               std::shared_ptr<void> keep_alive) {
+  if (impl.struct_size < offsetof(jw_kernel_impl, describe)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "kernel implementation from {}: struct_size {} is too small", origin,
+         impl.struct_size);
+  }
+  const auto text = [](const char* s) { return std::string(s != nullptr ? s : ""); };
+  if (impl.kernel_name == nullptr || *impl.kernel_name == '\0') {
+    fail(JW_ERROR_INVALID_ARGUMENT, "kernel implementation from {} has no kernel name",
+         origin);
+  }
+  if (impl.platform == nullptr || *impl.platform == '\0') {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation of {} from {} names no platform", impl.kernel_name, origin);
+  }
+  if (impl.compile == nullptr || impl.launch == nullptr) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation of {} from {} lacks compile or launch", impl.kernel_name,
+         origin);
+  }
+  if (impl.num_param_names > 0 && impl.param_names == nullptr) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation of {} from {}: param_names is null", impl.kernel_name, origin);
+  }
+  auto record = std::make_shared<ImplRecord>();
+  record->kernel_name = impl.kernel_name;
+  record->platform = impl.platform;
+  record->impl_name = text(impl.impl_name);
+  if (record->impl_name.empty()) record->impl_name = record->platform + "-impl";
+  record->origin = std::move(origin);
+  for (uint32_t i = 0; i < impl.num_param_names; ++i) {
+    if (impl.param_names[i] == nullptr) {
+      fail(JW_ERROR_INVALID_ARGUMENT, "implementation of {} from {}: parameter name {} is null",
+           record->kernel_name, record->origin, i);
+    }
+    record->param_names.emplace_back(impl.param_names[i]);
+  }
+  for (const auto& n : record->param_names) record->param_name_ptrs.push_back(n.c_str());
+  // Copy only the fields inside the writer's struct_size (rule R3).
+  std::memcpy(&record->c, &impl, std::min<std::size_t>(impl.struct_size, sizeof(jw_kernel_impl)));
+  record->c.struct_size = sizeof(jw_kernel_impl);
+  record->c.kernel_name = record->kernel_name.c_str();
+  record->c.platform = record->platform.c_str();
+  record->c.impl_name = record->impl_name.c_str();
+  record->c.param_names = record->param_name_ptrs.empty() ? nullptr : record->param_name_ptrs.data();
+  record->c.num_param_names = static_cast<uint32_t>(record->param_name_ptrs.size());
+  record->keep_alive = std::move(keep_alive);
+  return record;
+}
+
+ImplementationInfo ImplRecord::info(bool pending) const {
+  return ImplementationInfo{impl_name, platform, origin, pending};
+}
+
+void bind_to_schema(ImplRecord& impl, const KernelSchema& schema) {
+  const auto& params = schema.params();
+  impl.schema_index.clear();
+  if (impl.param_names.empty()) {
+    impl.positional = true;
+    for (uint32_t i = 0; i < params.size(); ++i) impl.schema_index.push_back(i);
+    return;
+  }
+  std::vector<std::string> unknown;
+  std::set<std::string> seen;
+  std::vector<std::string> duplicates;
+  for (const auto& name : impl.param_names) {
+    if (schema.index_of(name) < 0) unknown.push_back(name);
+    if (!seen.insert(name).second) duplicates.push_back(name);
+  }
+  const auto schema_names = join(schema_param_names(schema));
+  if (!duplicates.empty()) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation '{}' of {} (from {}) names parameter(s) twice: {}",
+         impl.impl_name, schema.name(), impl.origin, join(duplicates));
+  }
+  if (unknown.size() == impl.param_names.size() &&
+      impl.param_names.size() == params.size()) {
+    // None of its names is the schema's: it takes arguments by position.
+    impl.positional = true;
+    for (uint32_t i = 0; i < params.size(); ++i) impl.schema_index.push_back(i);
+    return;
+  }
+  if (!unknown.empty()) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation '{}' of {} (from {}) has unexpected argument name(s) "
+         "{}; the schema's parameters are: {}",
+         impl.impl_name, schema.name(), impl.origin, join(unknown), schema_names);
+  }
+  if (impl.param_names.size() != params.size()) {
+    std::vector<std::string> missing;
+    for (const auto& p : params) {
+      if (seen.count(p.name) == 0) missing.push_back(p.name);
+    }
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation '{}' of {} (from {}) does not take parameter(s) {}; "
+         "the schema's parameters are: {}",
+         impl.impl_name, schema.name(), impl.origin, join(missing), schema_names);
+  }
+  impl.positional = false;
+  for (const auto& name : impl.param_names) {
+    impl.schema_index.push_back(static_cast<uint32_t>(schema.index_of(name)));
+  }
+}
+
+const ImplRecord* KernelState::winner(std::string_view platform) const {
+  for (const auto& p : platforms) {
+    if (p.name == platform && !p.stack.empty()) return p.stack.front().get();
+  }
+  return nullptr;
+}
+
+std::string KernelState::platform_list() const {
+  std::vector<std::string> names;
+  for (const auto& p : platforms) {
+    if (!p.stack.empty()) names.push_back(p.name);
+  }
+  return names.empty() ? std::string("none") : join(names);
+}
+
+Registry::~Registry() {
+  // Drop the published states before the bookkeeping so implementations are
+  // destroyed (their destroy callbacks run) while their libraries are loaded:
+  // each ImplRecord holds its library, so order within is already right.
+  for (auto& [name, kernel] : kernels_) kernel.slot->state.store(nullptr);
+  retired_.clear();
+}
+
+void Registry::check_schema_is_new(const std::string& name,
+                                   const std::string& origin) const {
+  std::lock_guard lock(mutex_);
+  auto it = kernels_.find(name);
+  if (it != kernels_.end() && it->second.schema) {
+    fail(JW_ERROR_ALREADY_EXISTS,
+         "kernel schema {} is defined twice: first by {}, again by {}", name,
+         it->second.schema->origin(), origin);
+  }
+}
+
+Registry::Kernel& Registry::kernel_locked(std::string_view name) {
+  auto it = kernels_.find(name);
+  if (it == kernels_.end()) {
+    it = kernels_.emplace(std::string(name), Kernel{}).first;
+    it->second.slot = std::make_shared<KernelSlot>();
+    it->second.slot->name = std::string(name);
+  }
+  return it->second;
+}
+
+void Registry::define_schema(KernelSchema schema) {
+  std::lock_guard lock(mutex_);
+  auto existing = kernels_.find(schema.name());
+  if (existing != kernels_.end() && existing->second.schema) {
+    fail(JW_ERROR_ALREADY_EXISTS,
+         "kernel schema {} is defined twice: first by {}, again by {}",
+         schema.name(), existing->second.schema->origin(), schema.origin());
+  }
+  Kernel& kernel = kernel_locked(schema.name());
+  kernel.schema = std::make_shared<const KernelSchema>(std::move(schema));
+  // Implementations that arrived before their schema join it now, in the
+  // order they were registered.
+  std::vector<Entry> waiting;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->impl->kernel_name == kernel.schema->name()) {
+      waiting.push_back(std::move(*it));
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& entry : waiting) {
+    try {
+      bind_to_schema(*entry.impl, *kernel.schema);
+      kernel.stacks[entry.impl->platform].insert(
+          kernel.stacks[entry.impl->platform].begin(), entry);
+    } catch (const Error& e) {
+      logger_.log(JW_LOG_ERROR, fmt::format("dropping implementation: {}", e.what()));
+    }
+  }
+  publish_locked(kernel);
+}
+
+uint64_t Registry::add(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
+  std::lock_guard lock(mutex_);
+  return add_locked(std::move(impl), allow_pending);
+}
+
+uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
+  const uint64_t token = next_token_++;
+  auto it = kernels_.find(impl->kernel_name);
+  if (it == kernels_.end() || !it->second.schema) {
+    if (!allow_pending) {
+      fail(JW_ERROR_NOT_FOUND, "unknown kernel '{}' (known kernels: {})",
+           impl->kernel_name, join([&] {
+             std::vector<std::string> names;
+             for (const auto& [n, k] : kernels_) {
+               if (k.schema) names.push_back(n);
+             }
+             return names;
+           }()));
+    }
+    pending_.push_back(Entry{token, std::move(impl)});
+    return token;
+  }
+  Kernel& kernel = it->second;
+  bind_to_schema(*impl, *kernel.schema);
+  auto& stack = kernel.stacks[impl->platform];
+  if (!stack.empty()) {
+    const ImplRecord& previous = *stack.front().impl;
+    logger_.log(JW_LOG_WARNING,
+                fmt::format("{} on {}: '{}' from {} overrides '{}' from {}",
+                            kernel.schema->name(), impl->platform, impl->impl_name,
+                            impl->origin, previous.impl_name, previous.origin));
+  }
+  stack.insert(stack.begin(), Entry{token, std::move(impl)});
+  publish_locked(kernel);
+  return token;
+}
+
+std::vector<uint64_t> Registry::add_batch(std::vector<std::shared_ptr<ImplRecord>> impls) {
+  std::lock_guard lock(mutex_);
+  // Validate everything first so a bad entry registers nothing.
+  for (const auto& impl : impls) {
+    auto it = kernels_.find(impl->kernel_name);
+    if (it == kernels_.end() || !it->second.schema) {
+      std::vector<std::string> names;
+      for (const auto& [n, k] : kernels_) {
+        if (k.schema) names.push_back(n);
+      }
+      fail(JW_ERROR_NOT_FOUND, "register_kernels: unknown kernel '{}' (known kernels: {})",
+           impl->kernel_name, join(names));
+    }
+    bind_to_schema(*impl, *it->second.schema);
+  }
+  std::vector<uint64_t> tokens;
+  for (auto& impl : impls) tokens.push_back(add_locked(std::move(impl), false));
+  return tokens;
+}
+
+void Registry::remove(uint64_t token) {
+  std::lock_guard lock(mutex_);
+  remove_locked(token);
+}
+
+void Registry::remove_batch(const std::vector<uint64_t>& tokens) {
+  std::lock_guard lock(mutex_);
+  for (uint64_t t : tokens) remove_locked(t);
+}
+
+void Registry::remove_locked(uint64_t token) {
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->token == token) {
+      pending_.erase(it);
+      return;
+    }
+  }
+  for (auto& [name, kernel] : kernels_) {
+    for (auto& [platform, stack] : kernel.stacks) {
+      for (std::size_t i = 0; i < stack.size(); ++i) {
+        if (stack[i].token != token) continue;
+        const bool was_winner = i == 0;
+        const std::string removed = stack[i].impl->impl_name;
+        stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(i));
+        if (was_winner && !stack.empty()) {
+          logger_.log(JW_LOG_INFO,
+                      fmt::format("{} on {}: '{}' removed; '{}' from {} restored", name,
+                                  platform, removed, stack.front().impl->impl_name,
+                                  stack.front().impl->origin));
+        }
+        publish_locked(kernel);
+        return;
+      }
+    }
+  }
+}
+
+void Registry::publish_locked(Kernel& kernel) {
+  auto state = std::make_unique<KernelState>();
+  state->schema = kernel.schema;
+  for (const auto& [platform, stack] : kernel.stacks) {
+    KernelState::Platform p;
+    p.name = platform;
+    for (const auto& e : stack) p.stack.push_back(e.impl);
+    state->platforms.push_back(std::move(p));
+  }
+  const KernelState* raw = state.get();
+  retired_.push_back(std::move(state));  // I2: lives as long as the registry
+  kernel.slot->state.store(raw, std::memory_order_release);
+}
+
+std::shared_ptr<KernelSlot> Registry::slot(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = kernels_.find(name);
+  if (it == kernels_.end() || !it->second.schema) return nullptr;
+  return it->second.slot;
+}
+
+std::vector<std::string> Registry::kernel_names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, kernel] : kernels_) {
+    if (kernel.schema) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<ImplementationInfo> Registry::implementations(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  std::vector<ImplementationInfo> out;
+  auto it = kernels_.find(name);
+  if (it != kernels_.end()) {
+    for (const auto& [platform, stack] : it->second.stacks) {
+      for (const auto& e : stack) out.push_back(e.impl->info());
+    }
+  }
+  for (const auto& e : pending_) {
+    if (e.impl->kernel_name == name) out.push_back(e.impl->info(true));
+  }
+  return out;
+}
+
+std::vector<ImplementationInfo> Registry::pending() const {
+  std::lock_guard lock(mutex_);
+  std::vector<ImplementationInfo> out;
+  for (const auto& e : pending_) {
+    auto info = e.impl->info(true);
+    info.impl_name = e.impl->kernel_name + " / " + info.impl_name;
+    out.push_back(info);
+  }
+  return out;
+}
+
+KernelExplanation Registry::explain(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = kernels_.find(name);
+  if (it == kernels_.end() || !it->second.schema) {
+    fail(JW_ERROR_NOT_FOUND, "unknown kernel '{}'", name);
+  }
+  KernelExplanation out;
+  out.kernel_name = std::string(name);
+  out.schema_origin = it->second.schema->origin();
+  for (const auto& [platform, stack] : it->second.stacks) {
+    if (stack.empty()) continue;
+    PlatformExplanation p;
+    p.platform = platform;
+    p.winner = stack.front().impl->info();
+    for (std::size_t i = 1; i < stack.size(); ++i) p.replaced.push_back(stack[i].impl->info());
+    out.platforms.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace jitwarm::detail
+
+namespace jitwarm {
+
+std::string KernelExplanation::to_text() const {
+  std::string out = fmt::format("{}\n  schema defined by {}\n", kernel_name, schema_origin);
+  if (platforms.empty()) out += "  no implementation on any platform\n";
+  for (const auto& p : platforms) {
+    out += fmt::format("  {}: '{}' from {}\n", p.platform, p.winner.impl_name,
+                       p.winner.origin);
+    for (const auto& r : p.replaced) {
+      out += fmt::format("      replaces '{}' from {}\n", r.impl_name, r.origin);
+    }
+  }
+  return out;
+}
+
+}  // namespace jitwarm

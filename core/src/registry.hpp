@@ -1,0 +1,126 @@
+// The registry: kernel schemas, per-(kernel, platform) stacks of
+// implementations, and the lock-free snapshots the launch path reads.
+//
+// Two layers, kept apart on purpose:
+//  * Bookkeeping (mutex-protected, mutable): schemas, every registered
+//    implementation with a token, pending implementations whose schema is not
+//    defined yet.
+//  * Hot state (immutable KernelState per kernel, published through an atomic
+//    pointer in the kernel's KernelSlot): what a launch reads, with one
+//    acquire load and no lock.
+// Invariants:
+//  I1. After every bookkeeping change under the mutex, the affected slots'
+//      KernelState is rebuilt from the bookkeeping and published (release).
+//  I2. A published KernelState is never modified and never freed while the
+//      Registry lives (old ones are retired, not deleted), so a launch that
+//      loaded a pointer may use it for as long as it likes.
+//  I3. KernelSlots are created once per schema and never removed, so handles
+//      that hold one stay valid.
+#pragma once
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "log.hpp"
+
+namespace jitwarm::detail {
+
+// One registered implementation. Owns copies of every string of the C
+// struct; keeps the library it came from loaded.
+struct ImplRecord {
+  jw_kernel_impl c{};  // string pointers re-pointed into the members below
+  std::string kernel_name, platform, impl_name, origin;
+  std::vector<std::string> param_names;
+  std::vector<const char*> param_name_ptrs;
+  // impl position -> schema parameter index; filled when bound to a schema.
+  std::vector<uint32_t> schema_index;
+  bool positional = true;
+  std::shared_ptr<void> keep_alive;  // plugin library, or host callback state
+
+  ImplRecord() = default;
+  ImplRecord(const ImplRecord&) = delete;
+  ImplRecord& operator=(const ImplRecord&) = delete;
+  ~ImplRecord();
+
+  // Copies `impl` (validating the callbacks it must have).
+  static std::shared_ptr<ImplRecord> from_c(const jw_kernel_impl& impl,
+                                            std::string origin,
+                                            std::shared_ptr<void> keep_alive);
+  ImplementationInfo info(bool pending = false) const;
+};
+
+// Binds an implementation's parameter names to a schema: by name when they
+// are the schema's names, positional when none is, an error otherwise.
+void bind_to_schema(ImplRecord& impl, const KernelSchema& schema);
+
+// What a launch reads: immutable once published.
+struct KernelState {
+  std::shared_ptr<const KernelSchema> schema;
+  struct Platform {
+    std::string name;
+    std::vector<std::shared_ptr<ImplRecord>> stack;  // newest first
+  };
+  std::vector<Platform> platforms;
+  const ImplRecord* winner(std::string_view platform) const;
+  std::string platform_list() const;
+};
+
+struct KernelSlot {
+  std::string name;
+  std::atomic<const KernelState*> state{nullptr};
+};
+
+class Registry {
+ public:
+  explicit Registry(const Logger& logger) : logger_(logger) {}
+  ~Registry();
+
+  // Throws Error(JW_ERROR_ALREADY_EXISTS) naming both origins.
+  void define_schema(KernelSchema schema);
+  // Adds an implementation on top of its (kernel, platform) stack. With
+  // allow_pending, an unknown kernel waits for its schema; otherwise it is
+  // Error(JW_ERROR_NOT_FOUND). Returns a token for remove().
+  uint64_t add(std::shared_ptr<ImplRecord> impl, bool allow_pending);
+  // All-or-nothing batch for register_kernels (every kernel must exist).
+  std::vector<uint64_t> add_batch(std::vector<std::shared_ptr<ImplRecord>> impls);
+  void remove(uint64_t token);
+  void remove_batch(const std::vector<uint64_t>& tokens);
+  // Throws when a schema of this name is already defined (for staging).
+  void check_schema_is_new(const std::string& name, const std::string& origin) const;
+
+  std::shared_ptr<KernelSlot> slot(std::string_view name) const;  // or null
+  std::vector<std::string> kernel_names() const;
+  std::vector<ImplementationInfo> implementations(std::string_view name) const;
+  KernelExplanation explain(std::string_view name) const;
+  std::vector<ImplementationInfo> pending() const;
+
+ private:
+  struct Entry {
+    uint64_t token;
+    std::shared_ptr<ImplRecord> impl;
+  };
+  struct Kernel {
+    std::shared_ptr<const KernelSchema> schema;
+    std::shared_ptr<KernelSlot> slot;
+    std::map<std::string, std::vector<Entry>, std::less<>> stacks;  // newest first
+  };
+  uint64_t add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pending);
+  void remove_locked(uint64_t token);
+  void publish_locked(Kernel& kernel);
+  Kernel& kernel_locked(std::string_view name);
+
+  const Logger& logger_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Kernel, std::less<>> kernels_;
+  std::vector<Entry> pending_;
+  std::vector<std::unique_ptr<const KernelState>> retired_;
+  uint64_t next_token_ = 1;
+};
+
+}  // namespace jitwarm::detail
