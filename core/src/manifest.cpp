@@ -20,6 +20,7 @@
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,19 @@ std::optional<__int128> parse_integer_text(std::string_view text) {
 
 void parse_value(const std::string& source, const toml::node& node, std::vector<WarmupValue>& out,
                  std::vector<IntRange>* ranges);
+
+// toml++ tables iterate in key order; axes and zip groups must keep the
+// order of the file, because keys are produced (and deduplicated) in it.
+std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml::table& t) {
+  std::vector<std::pair<std::string, const toml::node*>> out;
+  for (const auto& [k, v] : t) out.emplace_back(std::string(k.str()), &v);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    const auto& pa = a.second->source().begin;
+    const auto& pb = b.second->source().begin;
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
+  return out;
+}
 
 std::vector<WarmupValue> list_of(const std::string& source, const toml::node& node) {
   std::vector<WarmupValue> out;
@@ -191,10 +205,10 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
     } else if (key == "params") {
       const auto* t = v.as_table();
       if (t == nullptr) bad(source, v, "params must be a table");
-      for (const auto& [pname, pv] : *t) {
+      for (const auto& [pname, pv] : in_file_order(*t)) {
         WarmupAxis axis;
-        parse_value(source, pv, axis.values, &axis.ranges);
-        r.axes.emplace_back(std::string(pname.str()), std::move(axis));
+        parse_value(source, *pv, axis.values, &axis.ranges);
+        r.axes.emplace_back(pname, std::move(axis));
       }
     } else if (key == "zip") {
       const auto* a = v.as_array();
@@ -203,10 +217,10 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
         const auto* group = group_node.as_table();
         if (group == nullptr) bad(source, group_node, "each zip group is a table");
         std::vector<std::pair<std::string, WarmupAxis>> zipped;
-        for (const auto& [pname, pv] : *group) {
+        for (const auto& [pname, pv] : in_file_order(*group)) {
           WarmupAxis axis;
-          axis.values = list_of(source, pv);
-          zipped.emplace_back(std::string(pname.str()), std::move(axis));
+          axis.values = list_of(source, *pv);
+          zipped.emplace_back(pname, std::move(axis));
         }
         r.zipped.push_back(std::move(zipped));
       }

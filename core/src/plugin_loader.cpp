@@ -3,7 +3,6 @@
 // handshake, and stages the plugin's registrations so a rejected plugin
 // leaves nothing behind. Every outcome becomes a PluginLoadRecord.
 #include <boost/dll/shared_library.hpp>
-#include <boost/system/system_error.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -283,7 +282,9 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     // RTLD_LOCAL: two plugins never see each other's symbols.
     library->library_.load(boost::dll::fs::path(path),
                            boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-  } catch (const boost::system::system_error& e) {
+  } catch (const std::exception& e) {
+    // boost::dll reports through boost::dll::fs::system_error, which is
+    // std::system_error with BOOST_DLL_USE_STD_FS.
     const std::string text = dlerror_text(e.what());
     if (auto missing = missing_library_in(text)) {
       reject(record, PluginRejection::missing_dependency,

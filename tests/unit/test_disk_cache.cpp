@@ -1,0 +1,209 @@
+// DiskCache: entries round-trip, corrupt or mismatched entries are misses,
+// writes are atomic, LRU pruning, verify, the read-only system layer, and
+// processes sharing one directory.
+#include <doctest/doctest.h>
+#include <jitwarm/jitwarm.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "disk_cache.hpp"
+
+using namespace jitwarm;
+using namespace jitwarm::detail;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("jitwarm-disk-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++));
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+};
+
+CompileKey key_for(int n) {
+  std::vector<ParamSpec> params(1);
+  params[0].name = "BLOCK";
+  params[0].kind = JW_PARAM_CONSTEXPR;
+  params[0].constexpr_value = scalar_int(n);
+  return CompileKey("ns.k", "impl", "t:1", params);
+}
+
+Artifact artifact(std::string bytes) {
+  Artifact a;
+  a.binary = std::move(bytes);
+  a.format = "cubin";
+  a.entry_point = "_Z3fooPf";
+  return a;
+}
+
+struct Captured {
+  std::vector<std::string> lines;
+  Logger logger{[this](jw_log_level, const std::string& m) { lines.push_back(m); }};
+};
+
+}  // namespace
+
+TEST_CASE("given a stored entry, when loaded with the same key and fingerprint, then it round-trips") {
+  TempDir dir;
+  Captured log;
+  DiskCache cache(dir.path, "", 0, &log.logger);
+  const CompileKey key = key_for(1);
+  std::string binary(1000, '\0');
+  for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>(i * 7);
+  REQUIRE(cache.store(key, "nvrtc 13.0 -O3", artifact(binary)));
+  bool rejected = false;
+  auto back = cache.load(key, "nvrtc 13.0 -O3", &rejected);
+  REQUIRE(back);
+  CHECK_FALSE(rejected);
+  CHECK(back->binary == binary);
+  CHECK(back->format == "cubin");
+  CHECK(back->entry_point == "_Z3fooPf");
+  CHECK_FALSE(cache.load(key, "nvrtc 12.4 -O3", &rejected));  // another compiler: another entry
+  CHECK_FALSE(cache.load(key_for(2), "nvrtc 13.0 -O3", &rejected));
+  CHECK_FALSE(rejected);
+  CHECK(cache.stats().entries == 1);
+  // No temporary files are left behind.
+  for (const auto& e : fs::recursive_directory_iterator(dir.path)) {
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+  }
+}
+
+TEST_CASE("given corrupt entries, when loaded, then each is a miss with a warning, never a crash") {
+  TempDir dir;
+  Captured log;
+  DiskCache cache(dir.path, "", 0, &log.logger);
+  const CompileKey key = key_for(3);
+  REQUIRE(cache.store(key, "fp", artifact("0123456789abcdef")));
+  const fs::path path = cache.entry_path(key, "fp");
+  std::string good;
+  {
+    std::ifstream in(path, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto load_with = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    bool rejected = false;
+    auto a = cache.load(key, "fp", &rejected);
+    return std::make_pair(a.has_value(), rejected);
+  };
+  CHECK(load_with(good) == std::make_pair(true, false));
+  for (std::size_t cut : {std::size_t{0}, std::size_t{5}, good.size() / 2, good.size() - 1}) {
+    CHECK(load_with(good.substr(0, cut)) == std::make_pair(false, true));
+  }
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 1;
+  CHECK(load_with(flipped) == std::make_pair(false, true));
+  CHECK(load_with("garbage") == std::make_pair(false, true));
+  CHECK_FALSE(log.lines.empty());
+  CHECK(log.lines.back().find("ignored") != std::string::npos);
+  DiskCacheStats v = cache.verify();
+  CHECK(v.corrupt == 1);
+  CHECK(v.corrupt_files.size() == 1);
+  // Rewriting it heals the entry.
+  REQUIRE(cache.store(key, "fp", artifact("fresh")));
+  CHECK(cache.verify().corrupt == 0);
+}
+
+TEST_CASE("given an entry copied under another key's name, then the stored key makes it a miss") {
+  TempDir dir;
+  DiskCache cache(dir.path, "", 0, nullptr);
+  REQUIRE(cache.store(key_for(10), "fp", artifact("ten")));
+  fs::create_directories(cache.entry_path(key_for(11), "fp").parent_path());
+  fs::copy_file(cache.entry_path(key_for(10), "fp"), cache.entry_path(key_for(11), "fp"));
+  bool rejected = false;
+  CHECK_FALSE(cache.load(key_for(11), "fp", &rejected));
+  CHECK(rejected);
+  CHECK(cache.verify().corrupt == 1);  // the name does not match the content
+}
+
+TEST_CASE("given a size budget, when pruned, then least recently used entries go first") {
+  TempDir dir;
+  DiskCache cache(dir.path, "", 0, nullptr);
+  const std::string payload(4096, 'x');
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(cache.store(key_for(100 + i), "fp", artifact(payload)));
+    // Distinct, ordered access times (file times are coarse on some file systems).
+    fs::last_write_time(cache.entry_path(key_for(100 + i), "fp"),
+                        fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
+  }
+  bool rejected = false;
+  REQUIRE(cache.load(key_for(100), "fp", &rejected));  // 100 is now the most recent
+  const uint64_t one = cache.stats().bytes / 4;
+  CHECK(cache.prune(one * 2) == 2);
+  CHECK(cache.load(key_for(100), "fp", &rejected));
+  CHECK(cache.load(key_for(103), "fp", &rejected));
+  CHECK_FALSE(cache.load(key_for(101), "fp", &rejected));
+  CHECK_FALSE(cache.load(key_for(102), "fp", &rejected));
+}
+
+TEST_CASE("given a read-only system cache under the user cache, then it answers user misses") {
+  TempDir system_dir, user_dir;
+  {
+    DiskCache builder(system_dir.path, "", 0, nullptr);
+    REQUIRE(builder.store(key_for(7), "fp", artifact("shipped")));
+  }
+  DiskCache cache(user_dir.path, system_dir.path, 0, nullptr);
+  bool rejected = false;
+  auto a = cache.load(key_for(7), "fp", &rejected);
+  REQUIRE(a);
+  CHECK(a->binary == "shipped");
+  CHECK(cache.stats().entries == 0);  // nothing written to the user cache
+}
+
+TEST_CASE("given several processes writing the same keys at once, then every entry stays valid") {
+  TempDir dir;
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      DiskCache cache(dir.path, "", 0, nullptr);
+      for (int i = 0; i < 50; ++i) cache.store(key_for(i % 10), "fp", artifact(std::string(2000 + i % 10, 'a' + i % 10)));
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+  }
+  DiskCache cache(dir.path, "", 0, nullptr);
+  CHECK(cache.verify().corrupt == 0);
+  CHECK(cache.stats().entries == 10);
+  bool rejected = false;
+  for (int i = 0; i < 10; ++i) {
+    auto a = cache.load(key_for(i), "fp", &rejected);
+    REQUIRE(a);
+    CHECK(a->binary == std::string(2000 + i, 'a' + i));
+  }
+}
+
+TEST_CASE("given plugin blobs, then get returns what put stored, keyed exactly") {
+  TempDir dir;
+  DiskCache cache(dir.path, "", 0, nullptr);
+  CHECK_FALSE(cache.get_blob("k1"));
+  REQUIRE(cache.put_blob("k1", std::string("v\0alue", 6)));
+  CHECK(cache.get_blob("k1") == std::string("v\0alue", 6));
+  CHECK_FALSE(cache.get_blob("k2"));
+}
+
+TEST_CASE("given size texts, then bytes are parsed or refused") {
+  CHECK(parse_byte_size("1000") == 1000);
+  CHECK(parse_byte_size("2K") == 2048);
+  CHECK(parse_byte_size("3M") == 3ull << 20);
+  CHECK(parse_byte_size("1G") == 1ull << 30);
+  CHECK_THROWS_AS(parse_byte_size("12X"), Error);
+  CHECK_THROWS_AS(parse_byte_size("M"), Error);
+}

@@ -1,0 +1,327 @@
+// The runtime (core/src/runtime.cpp) end to end with the fake "good"
+// plugin: launch path, warmup into the launch cache, the JIT monitor,
+// register_kernels, handles that see overrides, the persistent cache, and
+// the C API.
+#include <doctest/doctest.h>
+#include <jitwarm/jitwarm.hpp>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace jitwarm;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kScale = "jitwarm.test.scale";
+
+struct Fixture {
+  std::vector<std::pair<jw_log_level, std::string>> log;
+  std::mutex log_mutex;
+  Runtime runtime;
+  explicit Fixture(RuntimeOptions options = {})
+      : runtime([&] {
+          options.log = [this](jw_log_level l, const std::string& m) {
+            std::lock_guard lock(log_mutex);
+            log.emplace_back(l, m);
+          };
+          return options;
+        }()) {
+    const PluginLoadRecord r = runtime.load_plugin(FAKE_GOOD_PLUGIN);
+    REQUIRE_MESSAGE(r.loaded, r.detail);
+  }
+  int warnings_containing(const std::string& text) {
+    std::lock_guard lock(log_mutex);
+    int n = 0;
+    for (const auto& [level, m] : log) n += level == JW_LOG_WARNING && m.find(text) != std::string::npos;
+    return n;
+  }
+};
+
+struct Buffers {
+  std::vector<float> x, out;
+  jw_tensor tx{}, tout{};
+  explicit Buffers(int n) : x(n), out(n, -1.f) {
+    for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+    const std::array<int64_t, 1> shape{n};
+    tx = make_tensor(x.data(), JW_DTYPE_FLOAT32, shape);
+    tout = make_tensor(out.data(), JW_DTYPE_FLOAT32, shape);
+  }
+  std::array<jw_arg_value, 4> args(int64_t n, double factor) const {
+    return {arg(tout), arg(tx), arg_int(n), arg_float(factor)};
+  }
+};
+
+LaunchOptions on_fake() {
+  LaunchOptions o;
+  o.platform = "fake";
+  return o;
+}
+
+WarmupRequest scale_request(std::initializer_list<WarmupValue> n_values) {
+  WarmupRequest r;
+  r.kernel_name = kScale;
+  r.axes = {{"x", WarmupAxis{{TensorChoice{JW_DTYPE_FLOAT32, true, {}}}, {}}},
+            {"n", WarmupAxis{n_values, {}}}};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("given a loaded plugin, when a kernel is launched twice, then it compiles once") {
+  Fixture f;
+  CHECK(f.runtime.default_platform() == "fake");
+  CHECK(f.runtime.target_for("fake") == "fake:toy1");
+  Buffers b(8);
+  const KernelHandle k = f.runtime.kernel(kScale);
+  k.launch(b.args(8, 2.0), on_fake());
+  CHECK(b.out[7] == 14.f);
+  CacheStats s = f.runtime.cache_stats();
+  CHECK(s.compiles == 1);
+  CHECK(s.misses == 1);
+  k.launch(b.args(8, 3.0), on_fake());
+  CHECK(b.out[7] == 21.f);
+  s = f.runtime.cache_stats();
+  CHECK(s.compiles == 1);
+  CHECK(s.hits == 1);
+  // n = 1 is another class (n = 8 had none): another compile.
+  k.launch(b.args(1, 1.0), on_fake());
+  CHECK(f.runtime.cache_stats().compiles == 2);
+}
+
+TEST_CASE("given warmup of every class, then no launch of those classes compiles") {
+  Fixture f;
+  const WarmupResult w =
+      f.runtime.warmup({scale_request({__int128{1}, __int128{16}, __int128{7}})}, {"fake", "", 2, {}});
+  CHECK(w.keys.size() == 3);
+  CHECK(w.compiled == 3);
+  CHECK(w.failed == 0);
+  const uint64_t compiles = f.runtime.cache_stats().compiles;
+  Buffers b(64);
+  const KernelHandle k = f.runtime.kernel(kScale);
+  for (int64_t n : {1, 16, 32, 48, 3, 5, 63}) {
+    // The launch computes the very key warmup compiled.
+    CHECK(f.runtime.is_cached(k.key_for(b.args(n, 1.0), on_fake())));
+    k.launch(b.args(n, 1.0), on_fake());
+  }
+  CHECK(f.runtime.cache_stats().compiles == compiles);
+  // Warming again finds everything cached.
+  const WarmupResult again = f.runtime.warmup({scale_request({__int128{1}})}, {"fake", "", 1, {}});
+  CHECK(again.cached == 1);
+  CHECK(again.compiled == 0);
+}
+
+TEST_CASE("given a sealed runtime in error mode, when an unwarmed key launches, then it is refused "
+          "and names the key") {
+  Fixture f;
+  f.runtime.warmup({scale_request({__int128{16}})}, {"fake", "", 1, {}});
+  f.runtime.set_jit_monitor(JitMonitorMode::error);
+  f.runtime.seal();
+  Buffers b(32);
+  const KernelHandle k = f.runtime.kernel(kScale);
+  CHECK_NOTHROW(k.launch(b.args(32, 1.0), on_fake()));
+  const CompileKey cold = k.key_for(b.args(3, 1.0), on_fake());
+  try {
+    k.launch(b.args(3, 1.0), on_fake());
+    FAIL("expected a refusal");
+  } catch (const Error& e) {
+    CHECK(e.status() == JW_ERROR_JIT_REFUSED);
+    CHECK(std::string(e.what()).find(cold.text()) != std::string::npos);
+  }
+  CHECK_FALSE(f.runtime.is_cached(cold));
+}
+
+TEST_CASE("given warn mode, then each cold key is logged once; record mode writes a manifest that "
+          "warms it next time") {
+  const fs::path record = fs::temp_directory_path() / ("jitwarm-record-" + std::to_string(getpid()) + ".toml");
+  fs::remove(record);
+  CompileKey cold = [&] {
+    RuntimeOptions options;
+    options.jit_monitor = JitMonitorMode::warn;
+    options.jit_record_path = record.string();
+    Fixture f(options);
+    f.runtime.seal();
+    Buffers b(32);
+    const KernelHandle k = f.runtime.kernel(kScale);
+    k.launch(b.args(3, 1.0), on_fake());
+    k.launch(b.args(5, 1.0), on_fake());  // same class: no second warning
+    const CompileKey key = k.key_for(b.args(3, 1.0), on_fake());
+    CHECK(f.warnings_containing(key.text()) == 1);
+    return key;
+  }();
+  const WarmupManifest m = load_warmup_manifest(record.string());
+  REQUIRE(m.requests.size() == 1);
+  Fixture next;
+  const WarmupResult w = next.runtime.warmup(m.requests, {});
+  REQUIRE(w.keys.size() == 1);
+  CHECK(w.keys[0].key_hash == cold.hash());
+  fs::remove(record);
+}
+
+TEST_CASE("given a host override by name, then every handle runs it at once, with arguments in its "
+          "order, and releasing restores the plugin's") {
+  Fixture f;
+  const KernelHandle early = f.runtime.kernel(kScale);  // taken before the override
+  Buffers b(4);
+  std::vector<std::string> order;
+  HostKernel host;
+  host.platform = "fake";
+  host.impl_name = "host-scale";
+  host.param_names = {"factor", "n", "x", "out", "BLOCK"};  // the schema's, reordered
+  host.launch = [&](std::span<const jw_arg_value> args, void*) {
+    order.clear();
+    for (const auto& a : args) order.push_back(a.kind == JW_VALUE_TENSOR ? "tensor" : "scalar");
+    auto* out = static_cast<float*>(args[3].value.tensor->data);
+    out[0] = static_cast<float>(args[0].value.scalar.value.f * 100);
+  };
+  {
+    RegistrationHandle handle = f.runtime.register_kernels({{kScale, std::nullopt, host}}, "test");
+    CHECK(f.warnings_containing("overrides 'fake-scale'") == 1);
+    early.launch(b.args(4, 2.0), on_fake());
+    CHECK(b.out[0] == 200.f);
+    CHECK(order == std::vector<std::string>{"scalar", "scalar", "tensor", "tensor", "scalar"});
+    const KernelExplanation e = f.runtime.explain(kScale);
+    REQUIRE(e.platforms.size() == 1);
+    CHECK(e.platforms[0].winner.impl_name == "host-scale");
+    CHECK(e.platforms[0].winner.origin == "host: test");
+    CHECK(e.platforms[0].replaced.at(0).impl_name == "fake-scale");
+  }
+  early.launch(b.args(4, 2.0), on_fake());
+  CHECK(b.out[0] == 0.f);  // x[0] * 2 from the plugin again
+  CHECK(b.out[3] == 6.f);
+}
+
+TEST_CASE("given bad overrides, then register_kernels fails and registers nothing") {
+  Fixture f;
+  HostKernel host;
+  host.platform = "fake";
+  host.launch = [](std::span<const jw_arg_value>, void*) {};
+  CHECK_THROWS_WITH(f.runtime.register_kernels({{"ns.unknown", std::nullopt, host}}),
+                    doctest::Contains("unknown kernel 'ns.unknown'"));
+  HostKernel wrong = host;
+  wrong.param_names = {"out", "x", "count", "factor", "BLOCK"};
+  CHECK_THROWS_WITH(f.runtime.register_kernels({{kScale, std::nullopt, host},
+                                                {kScale, std::nullopt, wrong}}),
+                    doctest::Contains("unexpected argument name(s) count; the schema's parameters "
+                                      "are: out, x, n, factor, BLOCK"));
+  CHECK(f.runtime.explain(kScale).platforms.at(0).winner.impl_name == "fake-scale");
+}
+
+TEST_CASE("given threads launching through one handle, when another thread overrides and restores, "
+          "then every launch runs one whole implementation") {
+  Fixture f;
+  const KernelHandle k = f.runtime.kernel(kScale);
+  f.runtime.warmup({scale_request({__int128{16}})}, {"fake", "", 1, {}});
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0}, launches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      Buffers b(16);
+      while (!stop.load()) {
+        k.launch(b.args(16, 2.0), on_fake());
+        // Plugin: out[1] = 2; override: out[1] = -7.
+        if (b.out[1] != 2.f && b.out[1] != -7.f) bad.fetch_add(1);
+        launches.fetch_add(1);
+      }
+    });
+  }
+  HostKernel host;
+  host.platform = "fake";
+  host.launch = [](std::span<const jw_arg_value> args, void*) {
+    auto* out = static_cast<float*>(args[0].value.tensor->data);
+    for (int i = 0; i < 16; ++i) out[i] = -7.f;
+  };
+  for (int i = 0; i < 100; ++i) {
+    RegistrationHandle h = f.runtime.register_kernels({{kScale, std::nullopt, host}}, "racer");
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  CHECK(bad.load() == 0);
+  CHECK(launches.load() > 0);
+}
+
+TEST_CASE("given a persistent cache, when a second runtime launches a warmed key, then it reads the "
+          "disk and compiles nothing") {
+  const fs::path dir = fs::temp_directory_path() / ("jitwarm-rt-cache-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  RuntimeOptions options;
+  options.cache_dir = dir.string();
+  {
+    Fixture warm(options);
+    const WarmupResult w = warm.runtime.warmup({scale_request({__int128{16}})}, {"fake", "", 1, {}});
+    CHECK(w.compiled == 1);
+    CHECK(warm.runtime.cache_stats().disk_writes == 1);
+  }
+  Fixture cold(options);
+  Buffers b(16);
+  cold.runtime.kernel(kScale).launch(b.args(16, 1.0), on_fake());
+  CHECK(b.out[15] == 15.f);
+  const CacheStats s = cold.runtime.cache_stats();
+  CHECK(s.compiles == 0);
+  CHECK(s.disk_hits == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("given warmup mistakes, then they fail clearly") {
+  Fixture f;
+  CHECK_THROWS_WITH(f.runtime.warmup({scale_request({__int128{1}})}, {"fake", "cuda:sm_90", 1, {}}),
+                    doctest::Contains("is not a fake target"));
+  WarmupRequest unknown;
+  unknown.kernel_name = "ns.nope";
+  CHECK_THROWS_WITH(f.runtime.warmup({unknown}, {"fake", "", 1, {}}),
+                    doctest::Contains("unknown kernel 'ns.nope'"));
+  CHECK_THROWS_WITH(f.runtime.warmup({scale_request({__int128{1}})}, {"cuda", "", 1, {}}),
+                    doctest::Contains("unknown platform 'cuda'"));
+}
+
+TEST_CASE("given the C API, then a host can load, launch, override and read errors") {
+  jw_runtime* rt = nullptr;
+  REQUIRE(jw_runtime_create(&rt) == JW_OK);
+  REQUIRE(jw_runtime_load_plugin(rt, FAKE_GOOD_PLUGIN) == JW_OK);
+  CHECK(jw_runtime_load_plugin(rt, "/nonexistent.so") != JW_OK);
+  CHECK(std::string(jw_last_error()).find("/nonexistent.so") != std::string::npos);
+  jw_kernel_handle* k = nullptr;
+  CHECK(jw_kernel_find(rt, "ns.missing", &k) == JW_ERROR_NOT_FOUND);
+  CHECK(std::string(jw_last_error()).find("unknown kernel 'ns.missing'") != std::string::npos);
+  REQUIRE(jw_kernel_find(rt, kScale, &k) == JW_OK);
+  Buffers b(4);
+  auto args = b.args(4, 5.0);
+  REQUIRE(jw_kernel_launch(k, "fake", 0, args.data(), 4, nullptr) == JW_OK);
+  CHECK(b.out[3] == 15.f);
+  CHECK(jw_kernel_launch(k, "fake", 0, args.data(), 2, nullptr) == JW_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(jw_last_error()).find("missing argument 'n'") != std::string::npos);
+
+  jw_kernel_override o{};
+  o.struct_size = sizeof(o);
+  o.kernel_name = kScale;
+  o.impl.struct_size = sizeof(o.impl);
+  o.impl.platform = "fake";
+  o.impl.impl_name = "c-override";
+  o.impl.compile = [](void*, const jw_compile_key_view*, const jw_artifact_sink* out) {
+    jw_artifact_desc a{};
+    a.struct_size = sizeof(a);
+    a.format = "none";
+    a.entry_point = "c";
+    return out->emit(out->ctx, &a);
+  };
+  o.impl.launch = [](void*, const jw_artifact_view*, const jw_arg_value* a, uint32_t, void*) {
+    static_cast<float*>(a[0].value.tensor->data)[0] = 42.f;
+    return JW_OK;
+  };
+  jw_registration* reg = nullptr;
+  REQUIRE(jw_register_kernels(rt, &o, 1, &reg) == JW_OK);
+  REQUIRE(jw_kernel_launch(k, "fake", 0, args.data(), 4, nullptr) == JW_OK);
+  CHECK(b.out[0] == 42.f);
+  jw_registration_release(reg);
+  REQUIRE(jw_kernel_launch(k, "fake", 0, args.data(), 4, nullptr) == JW_OK);
+  CHECK(b.out[0] == 0.f);
+  jw_kernel_release(k);
+  jw_runtime_destroy(rt);
+  CHECK(std::string(jw_status_name(JW_ERROR_JIT_REFUSED)) == "JIT compile refused");
+  CHECK(jw_abi_version() == JITWARM_ABI_VERSION);
+}
