@@ -1,0 +1,199 @@
+// plugin_entry.cpp — libjitwarm-reference-cpu.so's one exported symbol,
+// jitwarm_plugin_negotiate, and the C callbacks behind it: the handshake,
+// register_all (ten schemas, ten implementations, the "cpu" platform) and
+// the per-kernel compile / launch / describe / fingerprint.
+//
+// Every callback runs its body through plugin::guarded, so no exception
+// crosses the C ABI; the C++ work is in reference_cpu.cpp.
+#include <cstddef>
+
+#include "cpu_platform.hpp"
+#include "kernel_definitions.hpp"
+#include "kernel_set.hpp"
+#include "plugin_support.hpp"
+#include "reference_cpu.hpp"
+
+JITWARM_DEFINE_PLUGIN_HOST_API()
+
+namespace jitwarm::reference_cpu {
+namespace {
+
+using plugin::guarded;
+using plugin::PluginError;
+
+// The ABI version this plugin speaks (the only one there is so far).
+constexpr uint32_t kPluginAbiVersion = 1;
+
+const KernelDefinition& definition_of(void* user_data) {
+  if (user_data == nullptr) {
+    throw PluginError(JW_ERROR_INTERNAL,
+                      "reference-cpu: implementation called without its "
+                      "kernel (user_data is null)");
+  }
+  return *static_cast<const KernelDefinition*>(user_data);
+}
+
+template <typename T>
+const T& required(const T* pointer, const char* what) {
+  if (pointer == nullptr) {
+    throw PluginError(JW_ERROR_INVALID_ARGUMENT,
+                      concat("reference-cpu: ", what, " is null"));
+  }
+  return *pointer;
+}
+
+jw_status compile(void* user_data, const jw_compile_key_view* key,
+                  const jw_artifact_sink* out) {
+  jw_status emit_status = JW_OK;
+  const jw_status status = guarded([&] {
+    const KernelDefinition& definition = definition_of(user_data);
+    const jw_artifact_sink& sink = required(out, "compile: artifact sink");
+    if (sink.emit == nullptr) {
+      throw PluginError(JW_ERROR_INVALID_ARGUMENT,
+                        "reference-cpu: compile: the sink has no emit");
+    }
+    const CompiledInstantiation compiled = compile_instantiation(
+        definition.kernel_name, required(key, "compile: key"));
+    const std::string format(kArtifactFormat);
+    jw_artifact_desc artifact{};
+    artifact.struct_size = sizeof(jw_artifact_desc);
+    artifact.binary = compiled.record.data();
+    artifact.binary_size = compiled.record.size();
+    artifact.format = format.c_str();
+    artifact.entry_point = compiled.entry_point.c_str();
+    // The core copies the artifact; when it refuses, its own message stays.
+    emit_status = sink.emit(sink.ctx, &artifact);
+  });
+  return status != JW_OK ? status : emit_status;
+}
+
+jw_status launch(void* user_data, const jw_artifact_view* artifact,
+                 const jw_arg_value* args, uint32_t num_args,
+                 void* /*stream: the CPU runs synchronously*/) {
+  return guarded([&] {
+    const KernelDefinition& definition = definition_of(user_data);
+    if (args == nullptr && num_args != 0) {
+      throw PluginError(JW_ERROR_INVALID_ARGUMENT,
+                        concat("reference-cpu: launch: ", num_args,
+                               " arguments but the array is null"));
+    }
+    launch_instantiation(definition.kernel_name,
+                         required(artifact, "launch: artifact"),
+                         std::span<const jw_arg_value>(args, num_args));
+  });
+}
+
+jw_status describe(void* user_data, const jw_compile_key_view* key,
+                   const jw_text_sink* out) {
+  return guarded([&] {
+    const KernelDefinition& definition = definition_of(user_data);
+    plugin::append(out, describe_key(definition.kernel_name,
+                                     required(key, "describe: key")));
+  });
+}
+
+jw_status fingerprint(void* user_data, const jw_compile_key_view* key,
+                      const jw_text_sink* out) {
+  return guarded([&] {
+    const KernelDefinition& definition = definition_of(user_data);
+    plugin::append(out, fingerprint_key(definition.kernel_name,
+                                        required(key, "fingerprint: key")));
+  });
+}
+
+// A host call failed: say which, through the host's log, and keep the
+// host's own error detail (it knows why) by returning its status as is.
+void log_host_failure(std::string_view call, std::string_view subject,
+                      jw_status status) {
+  plugin::log(JW_LOG_ERROR,
+              concat(kPluginName, ": host ", call, " for '", subject,
+                     "' failed with status ", static_cast<int>(status)));
+}
+
+jw_status register_all(const jw_host_api* host) {
+  constexpr std::size_t kNeeded =
+      offsetof(jw_host_api, register_platform) + sizeof(void*);
+  if (host == nullptr || host->struct_size < kNeeded ||
+      host->define_schema == nullptr || host->register_impl == nullptr ||
+      host->register_platform == nullptr) {
+    return JW_ERROR_INVALID_ARGUMENT;  // no usable host to report through
+  }
+  plugin::host_api() = host;
+  jw_status host_status = JW_OK;
+  const jw_status status = guarded([&] {
+    for (const jw_kernel_schema& schema : kernel_set::schemas()) {
+      host_status = host->define_schema(host->host_ctx, &schema);
+      if (host_status != JW_OK) {
+        log_host_failure("define_schema", schema.name, host_status);
+        return;
+      }
+    }
+    const std::string platform(kPlatformName);
+    const std::string impl_name(kImplName);
+    for (const KernelDefinition* definition : kernel_definitions()) {
+      const std::string kernel_name(definition->kernel_name);
+      jw_kernel_impl impl{};
+      impl.struct_size = sizeof(jw_kernel_impl);
+      impl.kernel_name = kernel_name.c_str();
+      impl.platform = platform.c_str();
+      impl.impl_name = impl_name.c_str();
+      impl.param_names = nullptr;  // positional, in schema order
+      impl.num_param_names = 0;
+      // The definitions are static: valid for the life of the library.
+      impl.user_data = const_cast<KernelDefinition*>(definition);
+      impl.compile = &compile;
+      impl.launch = &launch;
+      impl.describe = &describe;
+      impl.fingerprint = &fingerprint;
+      impl.destroy = nullptr;
+      host_status = host->register_impl(host->host_ctx, &impl);
+      if (host_status != JW_OK) {
+        log_host_failure("register_impl", kernel_name, host_status);
+        return;
+      }
+    }
+    const jw_platform_desc cpu = cpu_platform_desc();
+    host_status = host->register_platform(host->host_ctx, &cpu);
+    if (host_status != JW_OK) {
+      log_host_failure("register_platform", "cpu", host_status);
+    }
+  });
+  return status != JW_OK ? status : host_status;
+}
+
+void shutdown() {
+  plugin::host_api() = nullptr;
+}
+
+const jw_plugin_api kPluginApi{
+    sizeof(jw_plugin_api),         nullptr,       kPluginName.data(),
+    JITWARM_REFERENCE_CPU_VERSION, &register_all, &shutdown,
+};
+
+}  // namespace
+}  // namespace jitwarm::reference_cpu
+
+extern "C" JITWARM_EXPORT jw_status
+jitwarm_plugin_negotiate(jw_plugin_negotiation* negotiation) {
+  using jitwarm::reference_cpu::kPluginAbiVersion;
+  return jitwarm::plugin::guarded([&] {
+    constexpr std::size_t kNeeded =
+        offsetof(jw_plugin_negotiation, plugin) + sizeof(void*);
+    if (negotiation == nullptr || negotiation->struct_size < kNeeded) {
+      throw jitwarm::plugin::PluginError(
+          JW_ERROR_INVALID_ARGUMENT,
+          "jitwarm-reference-cpu: negotiation struct is null or too small");
+    }
+    if (negotiation->core_max_version < kPluginAbiVersion ||
+        negotiation->core_min_version > kPluginAbiVersion) {
+      throw jitwarm::plugin::PluginError(
+          JW_ERROR_ABI_MISMATCH,
+          jitwarm::reference_cpu::concat(
+              "jitwarm-reference-cpu speaks ABI version ", kPluginAbiVersion,
+              "; the core speaks ", negotiation->core_min_version, " to ",
+              negotiation->core_max_version));
+    }
+    negotiation->plugin_version = kPluginAbiVersion;
+    negotiation->plugin = &jitwarm::reference_cpu::kPluginApi;
+  });
+}
