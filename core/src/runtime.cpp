@@ -381,20 +381,18 @@ void RuntimeImpl::launch(const KernelSlot& slot, std::span<const jw_arg_value> a
 // --------------------------------------------------------------------------
 // Warmup execution
 // --------------------------------------------------------------------------
-WarmupResult RuntimeImpl::warmup(const std::vector<WarmupRequest>& requests,
-                                 const WarmupOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  struct Work {
-    std::shared_ptr<const KernelSchema> schema;
-    std::shared_ptr<ImplRecord> impl;
-    CompileKey key;
-  };
-  std::vector<Work> work;
+std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(const std::vector<WarmupRequest>& requests,
+                                                      const WarmupOptions& options) {
+  std::vector<WarmupWork> work;
   std::set<std::string> seen;
   for (const WarmupRequest& request : requests) {
-    std::string platform = !request.platform.empty() ? request.platform
-                           : !options.platform.empty() ? options.platform
-                                                       : default_platform();
+    // An explicit platform (or target) from the caller wins over the
+    // manifest's, so one manifest can warm several platforms.
+    std::string platform = options.platform;
+    if (platform.empty() && !options.target.empty()) {
+      platform = options.target.substr(0, options.target.find(':'));
+    }
+    if (platform.empty()) platform = !request.platform.empty() ? request.platform : default_platform();
     std::string target = options.target;
     if (target.empty()) {
       try {
@@ -421,11 +419,51 @@ WarmupResult RuntimeImpl::warmup(const std::vector<WarmupRequest>& requests,
     }
     for (CompileKey& key : enumerate_warmup_keys(*state->schema, request, target, impl->impl_name)) {
       if (seen.insert(key.encoding()).second) {
-        work.push_back(Work{state->schema, impl, std::move(key)});
+        work.push_back(WarmupWork{state->schema, impl, std::move(key)});
       }
     }
   }
+  return work;
+}
 
+WarmupResult RuntimeImpl::warmup(const std::vector<WarmupRequest>& requests,
+                                 const WarmupOptions& options) {
+  return compile_all(plan(requests, options), options);
+}
+
+std::vector<CompileKey> RuntimeImpl::warmup_plan(const std::vector<WarmupRequest>& requests,
+                                                 const WarmupOptions& options) {
+  std::vector<CompileKey> keys;
+  for (auto& w : plan(requests, options)) keys.push_back(std::move(w.key));
+  return keys;
+}
+
+WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
+                                      const WarmupOptions& options) {
+  std::vector<WarmupWork> work;
+  for (const CompileKey& key : keys) {
+    const auto colon = key.target().find(':');
+    const std::string platform = key.target().substr(0, colon);
+    auto slot = registry.slot(key.kernel_name());
+    if (!slot) fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'", key.kernel_name());
+    const KernelState* state = slot->state.load(std::memory_order_acquire);
+    std::shared_ptr<ImplRecord> impl;
+    for (const auto& p : state->platforms) {
+      if (p.name == platform && !p.stack.empty()) impl = p.stack.front();
+    }
+    if (!impl || impl->impl_name != key.impl_name()) {
+      fail(JW_ERROR_NOT_FOUND, "warmup: key {} was made for '{}', but {} on {} is now '{}'",
+           key.text(), key.impl_name(), key.kernel_name(), platform,
+           impl ? impl->impl_name : std::string("not implemented"));
+    }
+    work.push_back(WarmupWork{state->schema, impl, key});
+  }
+  return compile_all(work, options);
+}
+
+WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
+                                      const WarmupOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   WarmupResult result;
   result.keys.resize(work.size());
   std::atomic<std::size_t> next{0};
@@ -433,7 +471,7 @@ WarmupResult RuntimeImpl::warmup(const std::vector<WarmupRequest>& requests,
   std::size_t done = 0;
   const auto worker = [&]() {
     for (std::size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
-      const Work& w = work[i];
+      const WarmupWork& w = work[i];
       WarmupKeyResult& r = result.keys[i];
       r.key_text = w.key.text();
       r.key_hash = w.key.hash();
@@ -643,6 +681,16 @@ RegistrationHandle Runtime::register_kernels(std::vector<KernelOverride> overrid
 WarmupResult Runtime::warmup(const std::vector<WarmupRequest>& requests,
                              const WarmupOptions& options) {
   return impl_->warmup(requests, options);
+}
+
+WarmupResult Runtime::warmup_keys(const std::vector<CompileKey>& keys,
+                                  const WarmupOptions& options) {
+  return impl_->warmup_keys(keys, options);
+}
+
+std::vector<CompileKey> Runtime::warmup_plan(const std::vector<WarmupRequest>& requests,
+                                             const WarmupOptions& options) {
+  return impl_->warmup_plan(requests, options);
 }
 
 void Runtime::seal() { impl_->seal(); }

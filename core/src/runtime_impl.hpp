@@ -78,6 +78,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   // --- warmup
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,
                       const WarmupOptions& options);
+  WarmupResult warmup_keys(const std::vector<CompileKey>& keys, const WarmupOptions& options);
+  std::vector<CompileKey> warmup_plan(const std::vector<WarmupRequest>& requests,
+                                      const WarmupOptions& options);
 
   // --- JIT monitor
   void seal() { sealed_.store(true); }
@@ -97,6 +100,14 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::mutex load_mutex;  // one plugin load at a time
 
  private:
+  struct WarmupWork {
+    std::shared_ptr<const KernelSchema> schema;
+    std::shared_ptr<ImplRecord> impl;
+    CompileKey key;
+  };
+  std::vector<WarmupWork> plan(const std::vector<WarmupRequest>& requests,
+                               const WarmupOptions& options);
+  WarmupResult compile_all(const std::vector<WarmupWork>& work, const WarmupOptions& options);
   const ImplRecord& resolve(const KernelState& state, std::string_view platform,
                             std::string* platform_name);
   void on_launch_compile(const KernelSchema& schema, const CompileKey& key,

@@ -524,6 +524,14 @@ class Runtime {
   // Compile-only warmup into the launch path's cache.
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,
                       const WarmupOptions& options = {});
+  // The keys warmup(requests, options) would compile, in order, without
+  // duplicates (for tools that split the work, e.g. across processes).
+  std::vector<CompileKey> warmup_plan(const std::vector<WarmupRequest>& requests,
+                                      const WarmupOptions& options = {});
+  // Compile-only warmup of exact keys (e.g. keys a launch would use, from
+  // KernelHandle::key_for). Each key's implementation must still be the
+  // winner on its target's platform.
+  WarmupResult warmup_keys(const std::vector<CompileKey>& keys, const WarmupOptions& options = {});
   // From now on a compile on the launch path goes to the JIT monitor.
   void seal();
   bool sealed() const;
