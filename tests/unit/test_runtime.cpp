@@ -236,7 +236,8 @@ TEST_CASE("given threads launching through one handle, when another thread overr
     auto* out = static_cast<float*>(args[0].value.tensor->data);
     for (int i = 0; i < 16; ++i) out[i] = -7.f;
   };
-  for (int i = 0; i < 100; ++i) {
+  // Keep overriding until the launchers have really raced with it.
+  for (int i = 0; i < 100 || launches.load() < 300; ++i) {
     RegistrationHandle h = f.runtime.register_kernels({{kScale, std::nullopt, host}}, "racer");
   }
   stop = true;

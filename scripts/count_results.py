@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Counts test results across meson test logs.
+
+Each doctest executable reports how many test cases passed and failed; those
+counts are used. Any other test (scripts, the conformance runner) counts as
+one. A test that crashed or timed out before doctest printed its summary
+counts as one failure. Prints the per-build table and, last, one line
+"N passed, N failed". Exits non-zero when anything failed.
+"""
+import json
+import re
+import sys
+
+DOCTEST = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
+
+
+def count(path):
+    passed = failed = 0
+    failures = []
+    with open(path) as f:
+        for line in f:
+            entry = json.loads(line)
+            ok = entry["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+            match = DOCTEST.search(entry.get("stdout", "") or "")
+            if match and entry["result"] in ("OK", "FAIL"):
+                p, fl = int(match.group(2)), int(match.group(3))
+                if not ok and fl == 0:
+                    fl = 1  # failed outside any test case (e.g. a sanitizer report)
+            else:
+                p, fl = (1, 0) if ok else (0, 1)
+            passed += p
+            failed += fl
+            if fl:
+                failures.append(entry["name"])
+    return passed, failed, failures
+
+
+def main(paths):
+    total_passed = total_failed = 0
+    for path in paths:
+        try:
+            p, f, failures = count(path)
+        except FileNotFoundError:
+            print(f"{path}: missing (build failed?)")
+            total_failed += 1
+            continue
+        print(f"{path}: {p} passed, {f} failed" + (f"  ({', '.join(failures)})" if failures else ""))
+        total_passed += p
+        total_failed += f
+    print(f"{total_passed} passed, {total_failed} failed")
+    return 1 if total_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# One entry point for the README's two commands and CI.
+#
+#   scripts/run.sh main   install what is missing, build, install, then load
+#                         the bundled plugins, warm the kernel set and run
+#                         conformance on what this machine supports
+#   scripts/run.sh test   install what is missing, then build and run the
+#                         whole suite: a warnings-as-errors build, an
+#                         ASan+UBSan build, and ThreadSanitizer on the
+#                         concurrent modules; prints "N passed, N failed"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+install_packages() {
+  local missing=()
+  while read -r pkg; do
+    [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done < scripts/debian-packages.txt
+  if ((${#missing[@]})); then
+    echo "== installing: ${missing[*]}"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+configure() {  # configure DIR [meson options...]
+  local dir=$1
+  shift
+  if [[ -f "$dir/build.ninja" ]]; then
+    meson configure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+main_job() {
+  install_packages
+  echo "== build (release) and install"
+  configure build --buildtype=release --prefix=/usr/local -Dtests=false
+  ninja -C build -j"$jobs"
+  meson install -C build --quiet
+  ldconfig
+  local jw=/usr/local/bin/jitwarm
+  echo "== jitwarm plugins"
+  "$jw" plugins
+  local platforms
+  platforms=$("$jw" plugins --json | python3 -c 'import json,sys; print(" ".join(p["name"] for p in json.load(sys.stdin)["platforms"]))')
+  echo "== warm the kernel set"
+  for p in $platforms; do
+    case $p in
+      cpu) "$jw" warmup --manifest manifests/kernel-set.toml --platform cpu ;;
+      cuda) "$jw" warmup --manifest manifests/kernel-set.toml --target "$(target_for cuda sm_90)" --jobs "$jobs" ;;
+      hip) for arch in gfx90a gfx942; do "$jw" warmup --manifest manifests/kernel-set.toml --target "hip:$arch" --jobs "$jobs"; done ;;
+    esac
+  done
+  echo "== conformance"
+  "$jw" conformance
+}
+
+# The target of device 0 when the platform can launch, else the default.
+target_for() {
+  /usr/local/bin/jitwarm plugins --json | python3 -c '
+import json, sys
+name, fallback = sys.argv[1], sys.argv[2]
+for p in json.load(sys.stdin)["platforms"]:
+    if p["name"] == name and p["can_launch"] and p["devices"] > 0:
+        print(""); sys.exit(0)
+print(name + ":" + fallback)' "$1" "$2"
+}
+
+test_job() {
+  install_packages
+  local logs=()
+  echo "== build-ci: warnings as errors"
+  configure build-ci -Dwerror=true --buildtype=debugoptimized
+  ninja -C build-ci -j"$jobs"
+  meson test -C build-ci --num-processes "$jobs" --print-errorlogs || true
+  logs+=(build-ci/meson-logs/testlog.json)
+
+  echo "== build-asan: AddressSanitizer + UndefinedBehaviorSanitizer"
+  configure build-asan -Dwerror=true --buildtype=debugoptimized -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dbench=false -Dexamples=false
+  ninja -C build-asan -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  LSAN_OPTIONS=suppressions=$here/tests/lsan.supp:print_suppressions=0 \
+    meson test -C build-asan --num-processes "$jobs" --print-errorlogs --timeout-multiplier 3 || true
+  logs+=(build-asan/meson-logs/testlog.json)
+
+  echo "== build-tsan: ThreadSanitizer on the registry, compile cache and runtime"
+  configure build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false \
+    -Dbench=false -Dexamples=false
+  local tsan_tests=(unit-registry unit-compile_cache unit-runtime)
+  ninja -C build-tsan -j"$jobs" tests/unit/test_registry tests/unit/test_compile_cache \
+    tests/unit/test_runtime tests/plugins/libjitwarm-fake-good.so
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 4 "${tsan_tests[@]}" || true
+  logs+=(build-tsan/meson-logs/testlog.json)
+
+  python3 scripts/count_results.py "${logs[@]}"
+}
+
+case "${1:-}" in
+  main) main_job ;;
+  test) test_job ;;
+  *) echo "usage: scripts/run.sh main|test" >&2; exit 2 ;;
+esac
