@@ -110,6 +110,7 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
     }
     const bool compiled = !artifact.has_value();
     if (compiled) {
+      if (compiler.before_compile) compiler.before_compile();
       const auto start = std::chrono::steady_clock::now();
       compiles_.fetch_add(1, std::memory_order_relaxed);
       artifact = compiler.compile();

@@ -54,6 +54,9 @@ class CompileCache {
   // that names the entry in the persistent store.
   struct Compiler {
     std::function<Artifact()> compile;
+    // Runs when a compile is about to happen (not on hits, not when the
+    // store answers); may throw to refuse it, which counts no compile.
+    std::function<void()> before_compile;
     std::function<std::optional<std::string>()> fingerprint;
     // Runs on the artifact (compiled or read from the store) before it is
     // published.

@@ -264,8 +264,10 @@ void RuntimeImpl::on_launch_compile(const KernelSchema& schema, const CompileKey
 CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl, const KernelSchema& schema,
                                           const CompileKey& key, bool from_launch) {
   CompileCache::Compiler compiler;
+  if (from_launch) {
+    compiler.before_compile = [&]() { on_launch_compile(schema, key, impl.platform); };
+  }
   compiler.compile = [&]() {
-    if (from_launch) on_launch_compile(schema, key, impl.platform);
     KeyViewStorage view;
     make_key_view(key, impl, view);
     struct Sink {

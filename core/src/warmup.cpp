@@ -340,12 +340,15 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     for (std::size_t d = 0; d < dimensions.size(); ++d) {
       for (const auto& [i, v] : dimensions[d][odometer[d]].values) values[i] = v;
     }
-    // Tensors that follow another's dtype, then scalars of a tensor's kind.
+    // Tensors that follow another's dtype (and, when not mentioned, its
+    // alignment: an output is usually allocated like its input), then
+    // scalars of a tensor's kind.
     for (std::size_t i = 0; i < params.size(); ++i) {
       auto* t = std::get_if<TensorChoice>(&values[i]);
       if (t != nullptr && t->dtype == JW_DTYPE_INVALID) {
         const auto& other = std::get<TensorChoice>(values[schema.index_of(params[i].same_dtype_as)]);
         t->dtype = other.dtype;
+        if (!covered[i]) t->aligned_16 = other.aligned_16;
       }
     }
     for (std::size_t i : deferred_scalars) {
