@@ -124,6 +124,7 @@ TEST_CASE("given a sealed runtime in error mode, when an unwarmed key launches, 
   Buffers b(32);
   const KernelHandle k = f.runtime.kernel(kScale);
   CHECK_NOTHROW(k.launch(b.args(32, 1.0), on_fake()));
+  const uint64_t compiles = f.runtime.cache_stats().compiles;
   const CompileKey cold = k.key_for(b.args(3, 1.0), on_fake());
   try {
     k.launch(b.args(3, 1.0), on_fake());
@@ -133,6 +134,28 @@ TEST_CASE("given a sealed runtime in error mode, when an unwarmed key launches, 
     CHECK(std::string(e.what()).find(cold.text()) != std::string::npos);
   }
   CHECK_FALSE(f.runtime.is_cached(cold));
+  CHECK(f.runtime.cache_stats().compiles == compiles);  // a refusal compiles nothing
+}
+
+TEST_CASE("given exact keys from key_for, when warmed with warmup_keys, then they are cached; a key "
+          "for a replaced implementation is refused") {
+  Fixture f;
+  Buffers b(8);
+  const KernelHandle k = f.runtime.kernel(kScale);
+  const CompileKey key = k.key_for(b.args(8, 1.0), on_fake());
+  CHECK_FALSE(f.runtime.is_cached(key));
+  const WarmupResult w = f.runtime.warmup_keys({key});
+  CHECK(w.compiled == 1);
+  CHECK(f.runtime.is_cached(key));
+  const std::vector<CompileKey> plan = f.runtime.warmup_plan({scale_request({__int128{8}})}, {});
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0] == key);
+  HostKernel host;
+  host.platform = "fake";
+  host.impl_name = "other";
+  host.launch = [](std::span<const jw_arg_value>, void*) {};
+  RegistrationHandle h = f.runtime.register_kernels({{kScale, std::nullopt, host}});
+  CHECK_THROWS_WITH(f.runtime.warmup_keys({key}), doctest::Contains("was made for 'fake-scale'"));
 }
 
 TEST_CASE("given warn mode, then each cold key is logged once; record mode writes a manifest that "

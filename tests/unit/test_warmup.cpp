@@ -99,6 +99,21 @@ TEST_CASE("given several axes, then the product is taken and deduplicated in ord
   CHECK(k.front().find_param("BLOCK")->constexpr_value.value.i == 128);
 }
 
+TEST_CASE("given a follower tensor not mentioned, then it takes its leader's alignment too") {
+  WarmupRequest r = base();
+  r.axes[0] = {"x", values({tensor(JW_DTYPE_FLOAT32, false), tensor(JW_DTYPE_FLOAT32, true)})};
+  auto k = keys(r);
+  REQUIRE(k.size() == 2);
+  CHECK(k[0].find_param("out")->alignment == JW_ALIGN_NONE);
+  CHECK(k[1].find_param("out")->alignment == JW_ALIGN_16);
+  // Mentioned, it varies on its own.
+  r.axes.push_back({"out", values({TensorChoice{JW_DTYPE_INVALID, true, {}}})});
+  k = keys(r);
+  REQUIRE(k.size() == 2);
+  CHECK(k[0].find_param("out")->alignment == JW_ALIGN_16);
+  CHECK(k[0].find_param("x")->alignment == JW_ALIGN_NONE);
+}
+
 TEST_CASE("given unmentioned parameters, then schema defaults fill them") {
   WarmupRequest r;
   r.kernel_name = "ns.norm";
