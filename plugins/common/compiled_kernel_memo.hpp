@@ -1,0 +1,51 @@
+// CompiledKernelMemo: one compile per distinct program in a process. Keys
+// whose instantiations are identical (same source, name expression, options
+// and target; e.g. two alignments of a tensor the kernel never vectorizes)
+// share one CompiledKernel. Concurrent requests for the same program wait for
+// the first; a failed compile is not remembered, so a retry compiles again.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace jitwarm::gpu {
+
+// source -> COMPILED: what a compile key produced.
+struct CompiledKernel {
+  std::string binary;
+  std::string format;       // "cubin", "ptx", "hsaco"
+  std::string entry_point;  // lowered name of the instantiation
+  std::string log;          // compiler warnings, possibly empty
+  double compile_seconds = 0;
+};
+
+class CompiledKernelMemo {
+ public:
+  using Compile = std::function<CompiledKernel()>;
+
+  // The program's compiled kernel: from the memo, or by running `compile`
+  // (once, however many threads ask). `identity` must cover everything that
+  // changes the binary. Rethrows what `compile` threw.
+  std::shared_ptr<const CompiledKernel> get_or_compile(
+      const std::string& identity, const Compile& compile);
+
+  struct Counters {
+    uint64_t requests = 0;
+    uint64_t compiles = 0;  // started (including failed ones)
+    uint64_t failures = 0;
+  };
+  Counters counters() const;
+
+ private:
+  using Result = std::shared_future<std::shared_ptr<const CompiledKernel>>;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Result> entries_;
+  Counters counters_;
+};
+
+}  // namespace jitwarm::gpu

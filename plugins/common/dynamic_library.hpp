@@ -1,0 +1,75 @@
+// DynamicLibrary and LibraryFunction: vendor libraries (libnvrtc, libcuda,
+// libamdhip64) opened with dlopen at run time, so a plugin loads on a
+// machine without them and says what is missing. A symbol that is absent is
+// not fatal when the library opens: calling it throws an error that names
+// the symbol and the library (jitify2's typed-wrapper habit).
+#pragma once
+
+#include "plugin_support.hpp"
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace jitwarm::gpu {
+
+class DynamicLibrary {
+ public:
+  // Tries each name in order (dlopen, RTLD_NOW | RTLD_LOCAL). On failure
+  // returns a library that is not open and whose error() lists every name
+  // with dlerror()'s message.
+  static DynamicLibrary open_first(std::initializer_list<const char*> names);
+
+  DynamicLibrary() = default;
+  DynamicLibrary(DynamicLibrary&& other) noexcept;
+  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary(const DynamicLibrary&) = delete;
+  DynamicLibrary& operator=(const DynamicLibrary&) = delete;
+  ~DynamicLibrary();
+
+  bool is_open() const { return handle_ != nullptr; }
+  // The name that opened ("libnvrtc.so.13"), or empty.
+  const std::string& name() const { return name_; }
+  // Why it did not open.
+  const std::string& error() const { return error_; }
+  // The symbol's address, or nullptr.
+  void* find(const char* symbol) const;
+
+ private:
+  void* handle_ = nullptr;
+  std::string name_;
+  std::string error_;
+};
+
+// A typed function pointer from a DynamicLibrary; `Fn` is a function
+// pointer type such as decltype(&::nvrtcCompileProgram).
+template <typename Fn>
+class LibraryFunction {
+ public:
+  LibraryFunction() = default;
+  LibraryFunction(const DynamicLibrary& library, const char* symbol)
+      : function_(reinterpret_cast<Fn>(library.find(symbol))),
+        symbol_(symbol),
+        library_(library.is_open() ? library.name() : "(not loaded)") {}
+
+  bool available() const { return function_ != nullptr; }
+  const char* symbol() const { return symbol_; }
+
+  template <typename... Args>
+  auto operator()(Args&&... args) const {
+    if (function_ == nullptr) {
+      throw plugin::PluginError(
+          JW_ERROR_UNSUPPORTED,
+          std::string("symbol ") + symbol_ + " is missing from " + library_);
+    }
+    return function_(std::forward<Args>(args)...);
+  }
+
+ private:
+  Fn function_ = nullptr;
+  const char* symbol_ = "";
+  std::string library_;
+};
+
+}  // namespace jitwarm::gpu

@@ -1,0 +1,439 @@
+// GpuBackend: registration, the C callbacks, and compile/launch/describe/
+// fingerprint on top of the compiler and driver interfaces.
+#include "gpu_backend.hpp"
+
+#include "kernel_set.hpp"
+#include "plugin_support.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstddef>
+#include <cstdio>
+#include <mutex>
+
+namespace jitwarm::gpu {
+namespace {
+
+// Bumped when the fingerprint text changes shape, so persistent cache
+// entries written under the old shape are not matched by accident.
+constexpr int kFingerprintFormat = 1;
+
+std::string key_text(const jw_compile_key_view& key) {
+  if (key.text != nullptr) return key.text;
+  return key.kernel_name != nullptr ? key.kernel_name : "(unnamed key)";
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) {
+    if (!text.empty()) text += ' ';
+    text += word;
+  }
+  return text;
+}
+
+std::string content_hash(std::string_view text) {
+  const XXH128_hash_t hash = XXH3_128bits(text.data(), text.size());
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%016" PRIx64 "%016" PRIx64,
+                static_cast<uint64_t>(hash.high64),
+                static_cast<uint64_t>(hash.low64));
+  return hex;
+}
+
+// Everything that decides the binary of a program, as one string: the
+// memo's identity. Header texts are part of it (a test may swap sources).
+std::string program_identity(const RtcProgram& program,
+                             const GpuTarget& target) {
+  std::string identity = target.text + '\n' + program.source_name + ' ' +
+                         content_hash(program.source_text) + '\n';
+  for (const RtcHeader& header : program.headers) {
+    identity += header.name + ' ' + content_hash(header.text) + '\n';
+  }
+  for (const std::string& expression : program.name_expressions) {
+    identity += expression + '\n';
+  }
+  return identity + joined(program.options);
+}
+
+void require(bool condition, const char* what) {
+  if (!condition) {
+    throw plugin::PluginError(JW_ERROR_INVALID_ARGUMENT,
+                              std::string(what) + " is missing");
+  }
+}
+
+}  // namespace
+
+GpuBackend::GpuBackend(GpuBackendDescription description,
+                       std::unique_ptr<RtcCompiler> compiler,
+                       std::string compiler_unavailable,
+                       std::unique_ptr<DeviceDriver> driver,
+                       std::span<const EmbeddedSource> sources)
+    : description_(std::move(description)),
+      compiler_(std::move(compiler)),
+      compiler_unavailable_(std::move(compiler_unavailable)),
+      driver_(std::move(driver)),
+      sources_(sources) {}
+
+GpuBackend::~GpuBackend() = default;
+
+const RtcCompiler& GpuBackend::require_compiler() const {
+  if (compiler_ == nullptr) {
+    throw plugin::PluginError(
+        JW_ERROR_UNSUPPORTED,
+        description_.plugin_name + ": " + description_.compiler_label +
+            " is not available: " + compiler_unavailable_);
+  }
+  return *compiler_;
+}
+
+GpuTarget GpuBackend::parse_target(const jw_compile_key_view& key) const {
+  return description_.parse_target(key.target != nullptr ? key.target : "");
+}
+
+RtcProgram GpuBackend::program_for(const KernelInstantiation& instantiation,
+                                   const GpuTarget& target) const {
+  RtcProgram program;
+  const EmbeddedSource& source =
+      find_source(sources_, instantiation.source_file);
+  program.source_name = std::string(source.name);
+  program.source_text = std::string(source.text);
+  for (const EmbeddedSource* header :
+       include_closure(sources_, instantiation.source_file)) {
+    program.headers.push_back(
+        RtcHeader{std::string(header->name), std::string(header->text)});
+  }
+  program.name_expressions.push_back(instantiation.name_expression());
+  program.options = require_compiler().options_for(target);
+  return program;
+}
+
+std::shared_ptr<const CompiledKernel> GpuBackend::compile(
+    const jw_compile_key_view& key) {
+  const RtcCompiler& compiler = require_compiler();
+  const GpuTarget target = parse_target(key);
+  const KernelInstantiation instantiation = instantiate_kernel(key, target);
+  const RtcProgram program = program_for(instantiation, target);
+  return memo_.get_or_compile(program_identity(program, target), [&] {
+    const auto start = std::chrono::steady_clock::now();
+    CompiledProgram output;
+    try {
+      output = compiler.compile(program, target);
+    } catch (const RtcCompileError& error) {
+      throw plugin::PluginError(
+          JW_ERROR_COMPILE_FAILED,
+          description_.compiler_label + " could not compile " + key_text(key) +
+              " (" + error.what() + ")\n  source: " + program.source_name +
+              "\n  name expression: " + program.name_expressions.front() +
+              "\n  options: " + joined(program.options) + "\n" +
+              description_.compiler_label + " log:\n" + error.log());
+    }
+    if (output.lowered_names.size() != 1 || output.lowered_names[0].empty()) {
+      throw plugin::PluginError(JW_ERROR_INTERNAL,
+                                description_.compiler_label +
+                                    " returned no lowered name for " +
+                                    program.name_expressions.front());
+    }
+    CompiledKernel compiled;
+    compiled.binary = std::move(output.binary);
+    compiled.format = std::move(output.format);
+    compiled.entry_point = std::move(output.lowered_names[0]);
+    compiled.log = std::move(output.log);
+    compiled.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    return compiled;
+  });
+}
+
+std::string GpuBackend::describe(const jw_compile_key_view& key) const {
+  const GpuTarget target = parse_target(key);
+  const KernelInstantiation instantiation = instantiate_kernel(key, target);
+  std::string text = "key: " + key_text(key) + "\n";
+  text += "implementation: " + description_.impl_name + " (" +
+          description_.plugin_name + ")\n";
+  text += "target: " + target.text + " -> " + target.binary_format + " for " +
+          target.arch + "\n";
+  text += "source: " + instantiation.source_file;
+  for (const EmbeddedSource* header :
+       include_closure(sources_, instantiation.source_file)) {
+    text += " + " + std::string(header->name);
+  }
+  text += "\nname expression: " + instantiation.name_expression() + "\n";
+  text += "template arguments:\n" + instantiation.explain();
+  if (compiler_ != nullptr) {
+    text += "options: " + joined(compiler_->options_for(target)) + "\n";
+    text += "compiler: " + compiler_->identity() + "\n";
+  } else {
+    text += "compiler: " + description_.compiler_label +
+            " unavailable: " + compiler_unavailable_ + "\n";
+  }
+  return text;
+}
+
+std::string GpuBackend::fingerprint(const jw_compile_key_view& key) const {
+  const RtcCompiler& compiler = require_compiler();
+  const GpuTarget target = parse_target(key);
+  const KernelInstantiation instantiation = instantiate_kernel(key, target);
+  const RtcProgram program = program_for(instantiation, target);
+  std::string text = "jitwarm GPU kernel fingerprint, format " +
+                     std::to_string(kFingerprintFormat) + "\n";
+  text += "implementation: " + description_.impl_name + "\n";
+  text += "compiler: " + compiler.identity() + "\n";
+  text += "target: " + target.text + " (" + target.binary_format + ")\n";
+  text += "source: " + program.source_name + " xxh128 " +
+          content_hash(program.source_text) + "\n";
+  for (const RtcHeader& header : program.headers) {
+    text += "header: " + header.name + " xxh128 " + content_hash(header.text) +
+            "\n";
+  }
+  text += "name expression: " + program.name_expressions.front() + "\n";
+  text += "options: " + joined(program.options) + "\n";
+  return text;
+}
+
+std::shared_ptr<const KernelInstantiation> GpuBackend::launch_recipe(
+    const jw_artifact_view& artifact) {
+  {
+    std::shared_lock<std::shared_mutex> lock(recipes_mutex_);
+    const auto found = recipes_.find(artifact.artifact_id);
+    if (found != recipes_.end()) return found->second;
+  }
+  auto recipe = std::make_shared<const KernelInstantiation>(
+      instantiate_kernel(*artifact.key, parse_target(*artifact.key)));
+  std::unique_lock<std::shared_mutex> lock(recipes_mutex_);
+  return recipes_.emplace(artifact.artifact_id, std::move(recipe))
+      .first->second;
+}
+
+void GpuBackend::launch(const jw_artifact_view& artifact,
+                        std::span<const jw_arg_value> args, void* stream) {
+  require(artifact.struct_size >=
+              offsetof(jw_artifact_view, artifact_id) + sizeof(uint64_t),
+          "a complete jw_artifact_view");
+  require(artifact.key != nullptr, "the artifact's compile key");
+  require(artifact.binary != nullptr && artifact.binary_size != 0,
+          "the artifact's binary");
+  require(artifact.entry_point != nullptr, "the artifact's entry point");
+  const jw_compile_key_view& key = *artifact.key;
+  const std::string what = key_text(key);
+  const DriverStatus status = driver_->status();
+  if (!status.can_launch) {
+    throw plugin::PluginError(JW_ERROR_NO_DEVICE, description_.plugin_name +
+                                                      " cannot launch " + what +
+                                                      ": " + status.detail);
+  }
+  const std::shared_ptr<const KernelInstantiation> recipe =
+      launch_recipe(artifact);
+  KernelArguments arguments = KernelArguments::pack(key, args);
+  ArtifactRef ref;
+  ref.artifact_id = artifact.artifact_id;
+  ref.binary = artifact.binary;
+  ref.binary_size = artifact.binary_size;
+  ref.format = artifact.format != nullptr ? artifact.format : "";
+  ref.entry_point = artifact.entry_point;
+  ref.what = what;
+  const LoadedKernel loaded =
+      driver_->load_kernel(arguments.device(), stream, ref);
+  const LaunchGeometry geometry =
+      plan_launch(*recipe, key, args, loaded.limits);
+  if (geometry.empty()) return;  // nothing to do: an empty batch
+  ConfiguredLaunch configured;
+  configured.kernel = &loaded;
+  configured.geometry = geometry;
+  configured.arguments = &arguments;
+  configured.what = what;
+  driver_->launch(configured, stream);
+}
+
+uint32_t GpuBackend::capabilities(std::string& detail) const {
+  uint32_t flags = 0;
+  detail.clear();
+  if (compiler_ != nullptr) {
+    flags |= JW_PLATFORM_CAN_COMPILE;
+  } else {
+    detail +=
+        description_.compiler_label + " unavailable: " + compiler_unavailable_;
+  }
+  const DriverStatus status = driver_->status();
+  if (status.can_launch) flags |= JW_PLATFORM_CAN_LAUNCH;
+  if (!status.detail.empty()) {
+    if (!detail.empty()) detail += "; ";
+    detail += status.detail;
+  }
+  return flags;
+}
+
+void GpuBackend::shutdown() {
+  driver_->release_all();
+}
+
+// --- registration and the C callbacks ---------------------------------------
+
+namespace {
+
+struct Callbacks {
+  static GpuBackend& backend_of(void* user_data) {
+    return *static_cast<GpuBackend*>(user_data);
+  }
+
+  // Platform
+  static jw_status capabilities(void* user_data, uint32_t* out_flags,
+                                const jw_text_sink* detail) {
+    return plugin::guarded([&] {
+      require(out_flags != nullptr, "out_flags");
+      std::string text;
+      *out_flags = backend_of(user_data).capabilities(text);
+      plugin::append(detail, text);
+    });
+  }
+  static jw_status device_count(void* user_data, int32_t* out_count) {
+    return plugin::guarded([&] {
+      require(out_count != nullptr, "out_count");
+      *out_count = backend_of(user_data).driver().device_count();
+    });
+  }
+  static jw_status device_target(void* user_data, int32_t device,
+                                 const jw_text_sink* out) {
+    return plugin::guarded([&] {
+      GpuBackend& backend = backend_of(user_data);
+      plugin::append(out, backend.description().platform + ":" +
+                              backend.driver().device_arch(device));
+    });
+  }
+  static jw_status allocate(void* user_data, int32_t device, size_t bytes,
+                            void** out_ptr) {
+    return plugin::guarded([&] {
+      require(out_ptr != nullptr, "out_ptr");
+      *out_ptr = backend_of(user_data).driver().allocate(device, bytes);
+    });
+  }
+  static jw_status free_memory(void* user_data, int32_t device, void* ptr) {
+    return plugin::guarded(
+        [&] { backend_of(user_data).driver().free_memory(device, ptr); });
+  }
+  static jw_status copy(void* user_data, int32_t device, void* dst,
+                        const void* src, size_t bytes, jw_copy_direction dir,
+                        void* stream) {
+    return plugin::guarded([&] {
+      backend_of(user_data).driver().copy(device, dst, src, bytes, dir, stream);
+    });
+  }
+  static jw_status synchronize(void* user_data, int32_t device, void* stream) {
+    return plugin::guarded(
+        [&] { backend_of(user_data).driver().synchronize(device, stream); });
+  }
+};
+
+}  // namespace
+
+// The kernel callbacks get an ImplEntry (a private type) as user_data, so
+// they are defined inside register_with.
+void GpuBackend::register_with(const jw_host_api& host) {
+  using Entry = ImplEntry;
+  struct KernelCallbacks {
+    static void check_kernel(const Entry& entry,
+                             const jw_compile_key_view& key) {
+      const std::string_view expected = schema_name(entry.kernel);
+      if (key.kernel_name == nullptr || expected != key.kernel_name) {
+        throw plugin::PluginError(
+            JW_ERROR_INVALID_ARGUMENT,
+            "the " + std::string(expected) +
+                " implementation was given a key for " +
+                (key.kernel_name != nullptr ? key.kernel_name : "(null)"));
+      }
+    }
+    static jw_status compile(void* user_data, const jw_compile_key_view* key,
+                             const jw_artifact_sink* out) {
+      return plugin::guarded([&] {
+        require(key != nullptr, "the compile key");
+        require(out != nullptr && out->emit != nullptr, "the artifact sink");
+        const Entry& entry = *static_cast<const Entry*>(user_data);
+        check_kernel(entry, *key);
+        const std::shared_ptr<const CompiledKernel> compiled =
+            entry.backend->compile(*key);
+        jw_artifact_desc artifact{};
+        artifact.struct_size = sizeof(jw_artifact_desc);
+        artifact.binary = compiled->binary.data();
+        artifact.binary_size = compiled->binary.size();
+        artifact.format = compiled->format.c_str();
+        artifact.entry_point = compiled->entry_point.c_str();
+        plugin::check_host(out->emit(out->ctx, &artifact),
+                           "handing the artifact to the core");
+      });
+    }
+    static jw_status launch(void* user_data, const jw_artifact_view* artifact,
+                            const jw_arg_value* args, uint32_t num_args,
+                            void* stream) {
+      return plugin::guarded([&] {
+        require(artifact != nullptr, "the artifact");
+        require(args != nullptr || num_args == 0, "the arguments");
+        const Entry& entry = *static_cast<const Entry*>(user_data);
+        if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
+        entry.backend->launch(*artifact, std::span(args, num_args), stream);
+      });
+    }
+    static jw_status describe(void* user_data, const jw_compile_key_view* key,
+                              const jw_text_sink* out) {
+      return plugin::guarded([&] {
+        require(key != nullptr, "the compile key");
+        const Entry& entry = *static_cast<const Entry*>(user_data);
+        check_kernel(entry, *key);
+        plugin::append(out, entry.backend->describe(*key));
+      });
+    }
+    static jw_status fingerprint(void* user_data,
+                                 const jw_compile_key_view* key,
+                                 const jw_text_sink* out) {
+      return plugin::guarded([&] {
+        require(key != nullptr, "the compile key");
+        const Entry& entry = *static_cast<const Entry*>(user_data);
+        check_kernel(entry, *key);
+        plugin::append(out, entry.backend->fingerprint(*key));
+      });
+    }
+  };
+
+  for (GpuKernel kernel : kAllGpuKernels) {
+    entries_.push_back(std::make_unique<ImplEntry>(ImplEntry{this, kernel}));
+    const std::string_view name = schema_name(kernel);
+    const std::span<const char* const> names = kernel_set::param_names(name);
+    const std::string kernel_name(name);
+    jw_kernel_impl impl{};
+    impl.struct_size = sizeof(jw_kernel_impl);
+    impl.kernel_name = kernel_name.c_str();
+    impl.platform = description_.platform.c_str();
+    impl.impl_name = description_.impl_name.c_str();
+    impl.param_names = names.data();
+    impl.num_param_names = static_cast<uint32_t>(names.size());
+    impl.user_data = entries_.back().get();
+    impl.compile = &KernelCallbacks::compile;
+    impl.launch = &KernelCallbacks::launch;
+    impl.describe = &KernelCallbacks::describe;
+    impl.fingerprint = &KernelCallbacks::fingerprint;
+    impl.destroy = nullptr;  // entries live as long as the backend
+    plugin::check_host(
+        host.register_impl(host.host_ctx, &impl),
+        "registering " + description_.impl_name + " for " + kernel_name);
+  }
+
+  jw_platform_desc platform{};
+  platform.struct_size = sizeof(jw_platform_desc);
+  platform.name = description_.platform.c_str();
+  platform.user_data = this;
+  platform.capabilities = &Callbacks::capabilities;
+  platform.device_count = &Callbacks::device_count;
+  platform.device_target = &Callbacks::device_target;
+  platform.allocate = &Callbacks::allocate;
+  platform.free_memory = &Callbacks::free_memory;
+  platform.copy = &Callbacks::copy;
+  platform.synchronize = &Callbacks::synchronize;
+  plugin::check_host(host.register_platform(host.host_ctx, &platform),
+                     "registering the " + description_.platform + " platform");
+}
+
+}  // namespace jitwarm::gpu

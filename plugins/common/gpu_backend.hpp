@@ -1,0 +1,112 @@
+// GpuBackend: the plugin glue shared by the CUDA and HIP plugins. Given a
+// run-time compiler, a device driver and the embedded kernel sources, it
+// registers the ten kernel implementations and the platform with the host,
+// and runs the pipeline behind their C callbacks:
+//
+//   compile key -> KernelInstantiation -> RtcProgram (source)
+//     -> CompiledKernel (memoized per program) -> artifact
+//   artifact + args -> KernelArguments + LoadedKernel (per artifact and
+//     context) -> LaunchGeometry -> ConfiguredLaunch -> driver launch
+//
+// Everything that crosses the C ABI goes through plugin::guarded, so no
+// exception escapes. A backend owns its state; the plugin keeps one alive
+// from register_all to shutdown.
+#pragma once
+
+#include <jitwarm/jitwarm.h>
+
+#include "compiled_kernel_memo.hpp"
+#include "device_driver.hpp"
+#include "embedded_kernel_sources.hpp"
+#include "gpu_target.hpp"
+#include "kernel_instantiation.hpp"
+#include "rtc_compiler.hpp"
+
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace jitwarm::gpu {
+
+struct GpuBackendDescription {
+  std::string plugin_name;  // "jitwarm-cuda", for messages
+  std::string platform;     // "cuda": jw_kernel_impl.platform and target prefix
+  std::string impl_name;    // "cuda-nvrtc": jw_kernel_impl.impl_name
+  std::string compiler_label;  // "NVRTC": names the compiler in messages
+  // Parses a key's target; throws PluginError(JW_ERROR_UNSUPPORTED) for a
+  // target this backend cannot compile for.
+  std::function<GpuTarget(std::string_view target)> parse_target;
+};
+
+class GpuBackend {
+ public:
+  // `compiler` may be null (its library is missing): compile, describe's
+  // options and fingerprint then fail with `compiler_unavailable`, while
+  // launches of cached artifacts still work. `sources` must outlive the
+  // backend (the embedded set is static).
+  GpuBackend(
+      GpuBackendDescription description, std::unique_ptr<RtcCompiler> compiler,
+      std::string compiler_unavailable, std::unique_ptr<DeviceDriver> driver,
+      std::span<const EmbeddedSource> sources = embedded_kernel_sources());
+  ~GpuBackend();
+  GpuBackend(const GpuBackend&) = delete;
+  GpuBackend& operator=(const GpuBackend&) = delete;
+
+  // Registers the ten implementations and the platform. Throws PluginError
+  // when the host refuses one.
+  void register_with(const jw_host_api& host);
+
+  // The operations behind the C callbacks (tests call them directly).
+  std::shared_ptr<const CompiledKernel> compile(const jw_compile_key_view& key);
+  std::string describe(const jw_compile_key_view& key) const;
+  std::string fingerprint(const jw_compile_key_view& key) const;
+  void launch(const jw_artifact_view& artifact,
+              std::span<const jw_arg_value> args, void* stream);
+  // JW_PLATFORM_* bits; `detail` says why a bit is missing. Never
+  // initializes the driver.
+  uint32_t capabilities(std::string& detail) const;
+
+  // The program a key compiles (source, headers, name expression, options).
+  RtcProgram program_for(const KernelInstantiation& instantiation,
+                         const GpuTarget& target) const;
+  GpuTarget parse_target(const jw_compile_key_view& key) const;
+  const GpuBackendDescription& description() const { return description_; }
+  bool can_compile() const { return compiler_ != nullptr; }
+  const RtcCompiler* compiler() const { return compiler_.get(); }
+  DeviceDriver& driver() { return *driver_; }
+  CompiledKernelMemo::Counters compile_counters() const {
+    return memo_.counters();
+  }
+
+  // Releases device resources (modules, contexts). For plugin shutdown.
+  void shutdown();
+
+ private:
+  struct ImplEntry {
+    GpuBackend* backend;
+    GpuKernel kernel;
+  };
+  const RtcCompiler& require_compiler() const;
+  std::shared_ptr<const KernelInstantiation> launch_recipe(
+      const jw_artifact_view& artifact);
+
+  GpuBackendDescription description_;
+  std::unique_ptr<RtcCompiler> compiler_;
+  std::string compiler_unavailable_;
+  std::unique_ptr<DeviceDriver> driver_;
+  std::span<const EmbeddedSource> sources_;
+  CompiledKernelMemo memo_;
+  std::vector<std::unique_ptr<ImplEntry>> entries_;
+  // Per artifact: the instantiation its key maps to, so a launch does not
+  // rebuild it (artifact ids are unique and stable for the process).
+  std::shared_mutex recipes_mutex_;
+  std::unordered_map<uint64_t, std::shared_ptr<const KernelInstantiation>>
+      recipes_;
+};
+
+}  // namespace jitwarm::gpu

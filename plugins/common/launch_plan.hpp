@@ -1,0 +1,100 @@
+// Launch planning and kernel-argument packing, shared by the CUDA and HIP
+// plugins: from a compile key, its instantiation and the launch arguments to
+// the grid/block/shared-memory of a launch and the `void**` parameter array
+// that both cuLaunchKernel and hipModuleLaunchKernel take.
+//
+// The packing rule is generic (kernel_instantiation.hpp): the kernel's
+// function parameters are the schema's non-constexpr parameters in schema
+// order; a tensor is its device pointer, an integer exactly the C++ type the
+// key chose (i32 -> int32_t, i64 -> int64_t, u64 -> uint64_t), a float fp32
+// or fp64 as the key says. Planning is per kernel; every kernel strides its
+// grid where the host caps a dimension, so caps never change results.
+#pragma once
+
+#include <jitwarm/jitwarm.h>
+
+#include "kernel_instantiation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace jitwarm::gpu {
+
+struct Dim3 {
+  uint32_t x = 1;
+  uint32_t y = 1;
+  uint32_t z = 1;
+};
+
+// What the planner needs to know about the device and the loaded function.
+struct DeviceLimits {
+  uint32_t multiprocessor_count = 1;
+  uint32_t warp_size = 32;
+  // Of the loaded function (registers may lower it below the device's).
+  uint32_t max_threads_per_block = 1024;
+  Dim3 max_grid{2147483647u, 65535u, 65535u};
+};
+
+struct LaunchGeometry {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t shared_memory_bytes = 0;  // dynamic; the kernels use static only
+  // Nothing to do (an empty batch): the launch is skipped.
+  bool empty() const { return grid.x == 0 || grid.y == 0 || grid.z == 0; }
+  std::string text() const;  // "grid (4, 1, 1) block (256, 1, 1)"
+};
+
+// The kernel parameters of one launch, each in its own 8-byte slot (every
+// parameter of the set is a pointer, a 32/64-bit integer or a float/double).
+class KernelArguments {
+ public:
+  static constexpr std::size_t kMaxParameters = 16;
+
+  // Packs `args` (schema order, as the core validated them) for the key.
+  // Checks what a launch must not get wrong, since a mismatch would read
+  // garbage on the device: runtime tensors on one device, the key's dtypes,
+  // 16-byte alignment where the key promised it, integers that fit the
+  // key's type and class, constexprs equal to the key's. Throws
+  // JW_ERROR_INVALID_ARGUMENT naming the key and the parameter.
+  static KernelArguments pack(const jw_compile_key_view& key,
+                              std::span<const jw_arg_value> args);
+
+  // The array to pass as kernelParams; valid while this object lives (and
+  // is not moved).
+  void** parameters() { return pointers_.data(); }
+  std::size_t count() const { return count_; }
+  // The device every tensor argument lives on.
+  int32_t device() const { return device_; }
+  // Bytes of parameter `i` as packed (for tests).
+  std::size_t size_of(std::size_t i) const { return sizes_[i]; }
+  const void* slot(std::size_t i) const { return &slots_[i]; }
+
+  KernelArguments(const KernelArguments&) = delete;
+  KernelArguments& operator=(const KernelArguments&) = delete;
+  KernelArguments(KernelArguments&& other) noexcept;
+  KernelArguments& operator=(KernelArguments&&) = delete;
+
+ private:
+  KernelArguments() = default;
+  template <typename T>
+  void push(T value);
+
+  std::array<uint64_t, kMaxParameters> slots_{};
+  std::array<void*, kMaxParameters> pointers_{};
+  std::array<std::size_t, kMaxParameters> sizes_{};
+  std::size_t count_ = 0;
+  int32_t device_ = -1;
+};
+
+// Grid and block for one launch. `args` are the launch arguments (schema
+// order); sizes come from them, compile-time choices from `instantiation`.
+// Throws JW_ERROR_INVALID_ARGUMENT when the launch cannot be expressed
+// (e.g. more programs than the grid allows where the kernel cannot stride).
+LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
+                           const jw_compile_key_view& key,
+                           std::span<const jw_arg_value> args,
+                           const DeviceLimits& limits);
+
+}  // namespace jitwarm::gpu

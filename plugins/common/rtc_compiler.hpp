@@ -1,0 +1,64 @@
+// RtcCompiler: the compiler-agnostic interface to a run-time compiler
+// (NVRTC in plugins/cuda, hiprtc or an out-of-process clang in plugins/hip).
+// A program is one source text, the headers it includes, the name
+// expressions to instantiate and the options; the result is the binary for
+// the target, the lowered (mangled) name of each expression and the log.
+#pragma once
+
+#include "gpu_target.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace jitwarm::gpu {
+
+struct RtcHeader {
+  std::string name;  // as written in #include "..."
+  std::string text;
+};
+
+struct RtcProgram {
+  std::string source_name;  // e.g. "rms_norm.cuh", for diagnostics
+  std::string source_text;
+  std::vector<RtcHeader> headers;
+  std::vector<std::string> name_expressions;
+  std::vector<std::string> options;
+};
+
+struct CompiledProgram {
+  std::string binary;  // CUBIN, PTX (NUL-terminated) or code object
+  std::string format;  // "cubin", "ptx", "hsaco"
+  std::vector<std::string> lowered_names;  // one per name expression
+  std::string log;                         // warnings, possibly empty
+};
+
+// The compiler rejected the program; what() is a one-line summary, log()
+// the compiler's full output.
+class RtcCompileError : public std::runtime_error {
+ public:
+  RtcCompileError(const std::string& summary, std::string log)
+      : std::runtime_error(summary), log_(std::move(log)) {}
+  const std::string& log() const { return log_; }
+
+ private:
+  std::string log_;
+};
+
+class RtcCompiler {
+ public:
+  virtual ~RtcCompiler() = default;
+  // Name and version, e.g. "nvrtc 13.0". Part of every fingerprint: a new
+  // compiler version must not reuse binaries of the old one.
+  virtual std::string identity() const = 0;
+  // The options for `target`, in the order they are passed (fingerprinted
+  // and shown by describe()).
+  virtual std::vector<std::string> options_for(
+      const GpuTarget& target) const = 0;
+  // Thread-safe. Throws RtcCompileError when the source is rejected and
+  // plugin::PluginError for anything else (e.g. an unknown architecture).
+  virtual CompiledProgram compile(const RtcProgram& program,
+                                  const GpuTarget& target) const = 0;
+};
+
+}  // namespace jitwarm::gpu

@@ -1,0 +1,121 @@
+// CudaDeviceDriver: the DeviceDriver of the CUDA plugin, on the CUDA driver
+// API. libcuda.so.1 is opened with dlopen when the plugin loads (so the load
+// report can say "no CUDA driver: compile-only"), but cuInit runs only on
+// first use: a process that loads the plugin may still fork (the
+// conformance runner does). Each device's primary context is retained once;
+// modules are loaded once per (artifact, context) and reused.
+#pragma once
+
+#include "device_driver.hpp"
+#include "dynamic_library.hpp"
+
+#include <cuda.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace jitwarm::cuda {
+
+// The driver entry points the plugin uses. Members are named after the
+// cuda.h macros, which select the versioned ABI symbols (cuMemAlloc ->
+// cuMemAlloc_v2, ...); each resolves the symbol the macro names.
+struct CudaDriverApi {
+  explicit CudaDriverApi(const gpu::DynamicLibrary& library);
+  std::vector<std::string> missing() const;
+
+#define JW_CUDA_DRIVER_FUNCTIONS(X)                                            \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                  \
+      X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetAttribute)               \
+          X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)             \
+              X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxGetDevice)         \
+                  X(cuCtxSynchronize) X(cuStreamGetCtx) X(cuStreamSynchronize) \
+                      X(cuModuleLoadData) X(cuModuleUnload)                    \
+                          X(cuModuleGetFunction) X(cuFuncGetAttribute)         \
+                              X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)     \
+                                  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)    \
+                                      X(cuMemcpyDtoDAsync)
+
+#define JW_DECLARE_DRIVER_FUNCTION(name) \
+  gpu::LibraryFunction<decltype(&::name)> name;
+  JW_CUDA_DRIVER_FUNCTIONS(JW_DECLARE_DRIVER_FUNCTION)
+#undef JW_DECLARE_DRIVER_FUNCTION
+};
+
+class CudaDeviceDriver final : public gpu::DeviceDriver {
+ public:
+  // Opens libcuda.so.1; never initializes it.
+  CudaDeviceDriver();
+  ~CudaDeviceDriver() override;
+
+  // Whether libcuda.so.1 opened with every symbol the plugin needs.
+  bool library_available() const { return api_ != nullptr; }
+
+  gpu::DriverStatus status() override;
+  int32_t device_count() override;
+  std::string device_arch(int32_t device) override;
+  gpu::LoadedKernel load_kernel(int32_t device, void* stream,
+                                const gpu::ArtifactRef& artifact) override;
+  void launch(const gpu::ConfiguredLaunch& launch, void* stream) override;
+  void* allocate(int32_t device, std::size_t bytes) override;
+  void free_memory(int32_t device, void* pointer) override;
+  void copy(int32_t device, void* dst, const void* src, std::size_t bytes,
+            jw_copy_direction direction, void* stream) override;
+  void synchronize(int32_t device, void* stream) override;
+  void release_all() override;
+
+ private:
+  struct LoadedModule {
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    uint32_t max_threads_per_block = 0;
+  };
+  struct ModuleKey {
+    uint64_t artifact_id;
+    CUcontext context;
+    bool operator==(const ModuleKey&) const = default;
+  };
+  struct ModuleKeyHash {
+    std::size_t operator()(const ModuleKey& key) const {
+      return std::hash<uint64_t>()(key.artifact_id) ^
+             (std::hash<const void*>()(key.context) << 1);
+    }
+  };
+
+  // cuInit once; throws JW_ERROR_NO_DEVICE when there is no usable driver.
+  void require_initialized();
+  void require_device(int32_t device);
+  CUcontext primary_context(int32_t device);
+  const gpu::DeviceLimits& limits(int32_t device);
+  // "CUDA_ERROR_X: text".
+  std::string error_text(CUresult result) const;
+  // Throws PluginError(status, "<call> failed <context>: <error>") unless
+  // CUDA_SUCCESS; out-of-memory is always JW_ERROR_OUT_OF_MEMORY.
+  void check(CUresult result, const char* call, const std::string& context,
+             jw_status status) const;
+
+  gpu::DynamicLibrary library_;
+  std::unique_ptr<CudaDriverApi> api_;
+  std::string unavailable_;  // why api_ is null
+
+  std::once_flag init_once_;
+  std::atomic<bool> initialized_{false};
+  CUresult init_result_ = CUDA_SUCCESS;
+  int device_count_ = 0;
+  int driver_version_ = 0;
+
+  std::mutex devices_mutex_;  // primary_contexts_, limits_
+  std::vector<CUcontext> primary_contexts_;
+  std::vector<std::unique_ptr<gpu::DeviceLimits>> limits_;
+
+  std::shared_mutex modules_mutex_;
+  std::unordered_map<ModuleKey, LoadedModule, ModuleKeyHash> modules_;
+};
+
+}  // namespace jitwarm::cuda

@@ -1,0 +1,18 @@
+// CUDA compile targets: "cuda:sm_90" (CUBIN for that architecture),
+// "cuda:sm_90a" (CUBIN with the arch-specific features), "cuda:compute_90"
+// (PTX, which the driver JIT-compiles at load).
+#pragma once
+
+#include "gpu_target.hpp"
+
+#include <string_view>
+
+namespace jitwarm::cuda {
+
+// Throws PluginError(JW_ERROR_UNSUPPORTED) naming the accepted forms.
+gpu::GpuTarget parse_cuda_target(std::string_view text);
+
+// "cuda:sm_90" for compute capability 9.0.
+std::string cuda_arch_for(int major, int minor);
+
+}  // namespace jitwarm::cuda

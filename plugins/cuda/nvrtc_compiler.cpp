@@ -1,0 +1,217 @@
+// NvrtcCompiler: one nvrtcProgram per compile, destroyed on every path.
+#include "nvrtc_compiler.hpp"
+
+#include "plugin_support.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace jitwarm::cuda {
+namespace {
+
+// NVRTC 12 and 13 share every entry point used here.
+constexpr const char* kNvrtcLibraries[] = {"libnvrtc.so.13", "libnvrtc.so.12",
+                                           "libnvrtc.so"};
+
+// Destroys the program when the compile leaves, successful or not.
+class ProgramHandle {
+ public:
+  ProgramHandle(const NvrtcApi& api, nvrtcProgram program)
+      : api_(api), program_(program) {}
+  ~ProgramHandle() {
+    if (program_ != nullptr) api_.nvrtcDestroyProgram(&program_);
+  }
+  ProgramHandle(const ProgramHandle&) = delete;
+  ProgramHandle& operator=(const ProgramHandle&) = delete;
+  nvrtcProgram get() const { return program_; }
+
+ private:
+  const NvrtcApi& api_;
+  nvrtcProgram program_;
+};
+
+// The number in "sm_90a" / "compute_100": 90, 100.
+int arch_number(std::string_view arch) {
+  const std::size_t underscore = arch.find('_');
+  int number = 0;
+  for (std::size_t i = underscore + 1;
+       i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i]));
+       ++i) {
+    number = number * 10 + (arch[i] - '0');
+  }
+  return number;
+}
+
+}  // namespace
+
+#define JW_NVRTC_FUNCTION(name) name(library, #name)
+
+NvrtcApi::NvrtcApi(const gpu::DynamicLibrary& library)
+    : JW_NVRTC_FUNCTION(nvrtcVersion),
+      JW_NVRTC_FUNCTION(nvrtcGetErrorString),
+      JW_NVRTC_FUNCTION(nvrtcGetNumSupportedArchs),
+      JW_NVRTC_FUNCTION(nvrtcGetSupportedArchs),
+      JW_NVRTC_FUNCTION(nvrtcCreateProgram),
+      JW_NVRTC_FUNCTION(nvrtcDestroyProgram),
+      JW_NVRTC_FUNCTION(nvrtcAddNameExpression),
+      JW_NVRTC_FUNCTION(nvrtcCompileProgram),
+      JW_NVRTC_FUNCTION(nvrtcGetProgramLogSize),
+      JW_NVRTC_FUNCTION(nvrtcGetProgramLog),
+      JW_NVRTC_FUNCTION(nvrtcGetLoweredName),
+      JW_NVRTC_FUNCTION(nvrtcGetCUBINSize),
+      JW_NVRTC_FUNCTION(nvrtcGetCUBIN),
+      JW_NVRTC_FUNCTION(nvrtcGetPTXSize),
+      JW_NVRTC_FUNCTION(nvrtcGetPTX) {}
+
+#undef JW_NVRTC_FUNCTION
+
+std::vector<std::string> NvrtcApi::missing() const {
+  std::vector<std::string> names;
+  auto note = [&](const auto& function) {
+    if (!function.available()) names.emplace_back(function.symbol());
+  };
+  note(nvrtcVersion);
+  note(nvrtcGetErrorString);
+  note(nvrtcGetNumSupportedArchs);
+  note(nvrtcGetSupportedArchs);
+  note(nvrtcCreateProgram);
+  note(nvrtcDestroyProgram);
+  note(nvrtcAddNameExpression);
+  note(nvrtcCompileProgram);
+  note(nvrtcGetProgramLogSize);
+  note(nvrtcGetProgramLog);
+  note(nvrtcGetLoweredName);
+  note(nvrtcGetCUBINSize);
+  note(nvrtcGetCUBIN);
+  note(nvrtcGetPTXSize);
+  note(nvrtcGetPTX);
+  return names;
+}
+
+std::unique_ptr<NvrtcCompiler> NvrtcCompiler::open(std::string& why_not) {
+  gpu::DynamicLibrary library = gpu::DynamicLibrary::open_first(
+      {kNvrtcLibraries[0], kNvrtcLibraries[1], kNvrtcLibraries[2]});
+  if (!library.is_open()) {
+    why_not = "NVRTC not found (" + library.error() + ")";
+    return nullptr;
+  }
+  const std::vector<std::string> missing = NvrtcApi(library).missing();
+  if (!missing.empty()) {
+    why_not = library.name() + " lacks";
+    for (const std::string& name : missing) why_not += " " + name;
+    return nullptr;
+  }
+  return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(std::move(library)));
+}
+
+NvrtcCompiler::NvrtcCompiler(gpu::DynamicLibrary library)
+    : library_(std::move(library)), api_(library_) {
+  check(api_.nvrtcVersion(&major_, &minor_), "nvrtcVersion");
+  int count = 0;
+  check(api_.nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  supported_.resize(static_cast<std::size_t>(std::max(count, 0)));
+  if (count > 0) {
+    check(api_.nvrtcGetSupportedArchs(supported_.data()),
+          "nvrtcGetSupportedArchs");
+  }
+}
+
+void NvrtcCompiler::check(nvrtcResult result, const char* call) const {
+  if (result == NVRTC_SUCCESS) return;
+  throw plugin::PluginError(
+      result == NVRTC_ERROR_OUT_OF_MEMORY ? JW_ERROR_OUT_OF_MEMORY
+                                          : JW_ERROR_INTERNAL,
+      std::string(call) + " failed: " + api_.nvrtcGetErrorString(result));
+}
+
+std::string NvrtcCompiler::identity() const {
+  return "nvrtc " + std::to_string(major_) + "." + std::to_string(minor_);
+}
+
+std::vector<std::string> NvrtcCompiler::options_for(
+    const gpu::GpuTarget& target) const {
+  // No fast-math: the kernels must match the CPU reference (KERNELS.md), so
+  // division and sqrt stay IEEE-rounded (NVRTC's defaults).
+  return {"--gpu-architecture=" + target.arch, "-std=c++17"};
+}
+
+void NvrtcCompiler::check_arch_supported(const gpu::GpuTarget& target) const {
+  const int number = arch_number(target.arch);
+  if (std::find(supported_.begin(), supported_.end(), number) !=
+      supported_.end()) {
+    return;
+  }
+  std::string list;
+  for (int arch : supported_)
+    list += (list.empty() ? "" : ", ") + std::to_string(arch);
+  throw plugin::PluginError(JW_ERROR_UNSUPPORTED,
+                            identity() + " cannot compile for " + target.arch +
+                                " (it supports " + list + ")");
+}
+
+gpu::CompiledProgram NvrtcCompiler::compile(
+    const gpu::RtcProgram& program, const gpu::GpuTarget& target) const {
+  check_arch_supported(target);
+  std::vector<const char*> header_texts;
+  std::vector<const char*> header_names;
+  for (const gpu::RtcHeader& header : program.headers) {
+    header_texts.push_back(header.text.c_str());
+    header_names.push_back(header.name.c_str());
+  }
+  nvrtcProgram raw = nullptr;
+  check(api_.nvrtcCreateProgram(&raw, program.source_text.c_str(),
+                                program.source_name.c_str(),
+                                static_cast<int>(header_texts.size()),
+                                header_texts.data(), header_names.data()),
+        "nvrtcCreateProgram");
+  const ProgramHandle handle(api_, raw);
+  for (const std::string& expression : program.name_expressions) {
+    check(api_.nvrtcAddNameExpression(handle.get(), expression.c_str()),
+          "nvrtcAddNameExpression");
+  }
+  std::vector<const char*> options;
+  for (const std::string& option : program.options) {
+    options.push_back(option.c_str());
+  }
+  const nvrtcResult compiled = api_.nvrtcCompileProgram(
+      handle.get(), static_cast<int>(options.size()), options.data());
+
+  gpu::CompiledProgram result;
+  std::size_t log_size = 0;
+  check(api_.nvrtcGetProgramLogSize(handle.get(), &log_size),
+        "nvrtcGetProgramLogSize");
+  if (log_size > 1) {
+    result.log.resize(log_size);
+    check(api_.nvrtcGetProgramLog(handle.get(), result.log.data()),
+          "nvrtcGetProgramLog");
+    result.log.resize(log_size - 1);  // the terminating NUL
+  }
+  if (compiled != NVRTC_SUCCESS) {
+    throw gpu::RtcCompileError(api_.nvrtcGetErrorString(compiled),
+                               std::move(result.log));
+  }
+
+  for (const std::string& expression : program.name_expressions) {
+    const char* lowered = nullptr;
+    check(api_.nvrtcGetLoweredName(handle.get(), expression.c_str(), &lowered),
+          "nvrtcGetLoweredName");
+    result.lowered_names.emplace_back(lowered != nullptr ? lowered : "");
+  }
+  std::size_t size = 0;
+  if (target.binary_format == "cubin") {
+    check(api_.nvrtcGetCUBINSize(handle.get(), &size), "nvrtcGetCUBINSize");
+    result.binary.resize(size);
+    check(api_.nvrtcGetCUBIN(handle.get(), result.binary.data()),
+          "nvrtcGetCUBIN");
+  } else {
+    // Kept NUL-terminated (the size includes it): cuModuleLoadData reads
+    // PTX as a C string.
+    check(api_.nvrtcGetPTXSize(handle.get(), &size), "nvrtcGetPTXSize");
+    result.binary.resize(size);
+    check(api_.nvrtcGetPTX(handle.get(), result.binary.data()), "nvrtcGetPTX");
+  }
+  result.format = target.binary_format;
+  return result;
+}
+
+}  // namespace jitwarm::cuda

@@ -1,0 +1,77 @@
+// NvrtcCompiler: the RtcCompiler of the CUDA plugin. libnvrtc is opened with
+// dlopen (libnvrtc.so.13, then .12, then libnvrtc.so) through typed
+// wrappers, so the plugin loads without it and a missing symbol is an error
+// naming the symbol. Compiles in-process, needs no GPU and no driver.
+#pragma once
+
+#include "dynamic_library.hpp"
+#include "rtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace jitwarm::cuda {
+
+// The NVRTC entry points the plugin uses, resolved from the library.
+struct NvrtcApi {
+  explicit NvrtcApi(const gpu::DynamicLibrary& library);
+  // The symbols that did not resolve (empty when all did).
+  std::vector<std::string> missing() const;
+
+  gpu::LibraryFunction<decltype(&::nvrtcVersion)> nvrtcVersion;
+  gpu::LibraryFunction<decltype(&::nvrtcGetErrorString)> nvrtcGetErrorString;
+  gpu::LibraryFunction<decltype(&::nvrtcGetNumSupportedArchs)>
+      nvrtcGetNumSupportedArchs;
+  gpu::LibraryFunction<decltype(&::nvrtcGetSupportedArchs)>
+      nvrtcGetSupportedArchs;
+  gpu::LibraryFunction<decltype(&::nvrtcCreateProgram)> nvrtcCreateProgram;
+  gpu::LibraryFunction<decltype(&::nvrtcDestroyProgram)> nvrtcDestroyProgram;
+  gpu::LibraryFunction<decltype(&::nvrtcAddNameExpression)>
+      nvrtcAddNameExpression;
+  gpu::LibraryFunction<decltype(&::nvrtcCompileProgram)> nvrtcCompileProgram;
+  gpu::LibraryFunction<decltype(&::nvrtcGetProgramLogSize)>
+      nvrtcGetProgramLogSize;
+  gpu::LibraryFunction<decltype(&::nvrtcGetProgramLog)> nvrtcGetProgramLog;
+  gpu::LibraryFunction<decltype(&::nvrtcGetLoweredName)> nvrtcGetLoweredName;
+  gpu::LibraryFunction<decltype(&::nvrtcGetCUBINSize)> nvrtcGetCUBINSize;
+  gpu::LibraryFunction<decltype(&::nvrtcGetCUBIN)> nvrtcGetCUBIN;
+  gpu::LibraryFunction<decltype(&::nvrtcGetPTXSize)> nvrtcGetPTXSize;
+  gpu::LibraryFunction<decltype(&::nvrtcGetPTX)> nvrtcGetPTX;
+};
+
+class NvrtcCompiler final : public gpu::RtcCompiler {
+ public:
+  // The compiler, or nullptr with `why_not` set when libnvrtc cannot be
+  // opened or lacks a symbol the plugin needs.
+  static std::unique_ptr<NvrtcCompiler> open(std::string& why_not);
+
+  std::string identity() const override;
+  std::vector<std::string> options_for(
+      const gpu::GpuTarget& target) const override;
+  gpu::CompiledProgram compile(const gpu::RtcProgram& program,
+                               const gpu::GpuTarget& target) const override;
+
+  const std::string& library_name() const { return library_.name(); }
+  int major_version() const { return major_; }
+  int minor_version() const { return minor_; }
+  // Architectures this NVRTC compiles for (75, 80, 86, 90, ...).
+  const std::vector<int>& supported_archs() const { return supported_; }
+
+ private:
+  explicit NvrtcCompiler(gpu::DynamicLibrary library);
+  // "NVRTC_ERROR_...": thrown as PluginError(JW_ERROR_INTERNAL) for calls
+  // that only fail on misuse or resource exhaustion.
+  void check(nvrtcResult result, const char* call) const;
+  void check_arch_supported(const gpu::GpuTarget& target) const;
+
+  gpu::DynamicLibrary library_;
+  NvrtcApi api_;
+  int major_ = 0;
+  int minor_ = 0;
+  std::vector<int> supported_;
+};
+
+}  // namespace jitwarm::cuda

@@ -1,0 +1,267 @@
+// The CUDA backend end to end without a GPU (plugins/common/gpu_backend with
+// NVRTC and the CUDA driver of plugins/cuda): compile per key through the
+// memo, PTX targets, compile errors that carry the NVRTC log, describe,
+// fingerprint, and what happens without a driver.
+#include "cuda_device_driver.hpp"
+#include "cuda_target.hpp"
+#include "elf_symbols.hpp"
+#include "gpu_backend.hpp"
+#include "gpu_test_support.hpp"
+#include "kernel_set.hpp"
+#include "nvrtc_compiler.hpp"
+#include "plugin_support.hpp"
+
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+
+using jitwarm::gpu::CompiledKernel;
+using jitwarm::gpu::EmbeddedSource;
+using jitwarm::gpu::GpuBackend;
+using jitwarm::gpu_test::TestArgs;
+using jitwarm::gpu_test::TestKey;
+using jitwarm::plugin::PluginError;
+namespace gpu = jitwarm::gpu;
+namespace ks = jitwarm::kernel_set;
+
+namespace {
+
+std::unique_ptr<GpuBackend> make_backend(
+    std::span<const EmbeddedSource> sources = gpu::embedded_kernel_sources()) {
+  std::string why_not;
+  auto nvrtc = jitwarm::cuda::NvrtcCompiler::open(why_not);
+  if (nvrtc == nullptr) FAIL("NVRTC is needed for this test: " << why_not);
+  gpu::GpuBackendDescription description;
+  description.plugin_name = "jitwarm-cuda";
+  description.platform = "cuda";
+  description.impl_name = "cuda-nvrtc";
+  description.compiler_label = "NVRTC";
+  description.parse_target = &jitwarm::cuda::parse_cuda_target;
+  return std::make_unique<GpuBackend>(
+      std::move(description), std::move(nvrtc), "",
+      std::make_unique<jitwarm::cuda::CudaDeviceDriver>(), sources);
+}
+
+bool machine_has_cuda_driver() {
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  dlclose(handle);
+  return true;
+}
+
+bool defines_function(const std::string& binary, const std::string& name) {
+  const auto elf = gpu::read_elf(binary);
+  if (!elf) return false;
+  return std::any_of(elf->symbols.begin(), elf->symbols.end(),
+                     [&](const gpu::ElfSymbol& s) {
+                       return s.defined && s.type == 2 && s.name == name;
+                     });
+}
+
+template <typename Body>
+PluginError error_of(Body&& body) {
+  try {
+    body();
+  } catch (const PluginError& e) {
+    return e;
+  }
+  FAIL("no PluginError was thrown");
+  return PluginError(JW_OK, "");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a key, then compile returns a CUBIN for sm_90 whose symbol "
+    "table defines the lowered name") {
+  auto backend = make_backend();
+  TestKey key(ks::kRmsNorm);
+  key.dtype("x", JW_DTYPE_BFLOAT16)
+      .integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
+      .integer("x_stride", JW_INT_I32, JW_INT_CLASS_DIV16);
+  const auto compiled = backend->compile(key.view());
+  CHECK(compiled->format == "cubin");
+  CHECK(compiled->entry_point.rfind("_ZN2jw7kernels8rms_norm", 0) == 0);
+  CHECK(defines_function(compiled->binary, compiled->entry_point));
+  CHECK(gpu::read_elf(compiled->binary)->machine == gpu::kElfMachineCuda);
+}
+
+TEST_CASE("given keys with the same instantiation, then they compile once") {
+  auto backend = make_backend();
+  TestKey aligned(ks::kSiluAndMul);
+  TestKey unaligned(ks::kSiluAndMul);
+  unaligned.all_aligned(false);  // H has no class: never vectorized anyway
+  const auto first = backend->compile(aligned.view());
+  const auto second = backend->compile(unaligned.view());
+  CHECK(first == second);
+  CHECK(backend->compile_counters().compiles == 1);
+  CHECK(backend->compile_counters().requests == 2);
+  // ... and a key that vectorizes is another program.
+  TestKey vectorized(ks::kSiluAndMul);
+  vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
+  CHECK(backend->compile(vectorized.view()) != first);
+  CHECK(backend->compile_counters().compiles == 2);
+}
+
+TEST_CASE(
+    "given a compute_ target, then compile returns NUL-terminated PTX "
+    "with the entry") {
+  auto backend = make_backend();
+  TestKey key(ks::kExpand, "cuda:compute_90");
+  const auto compiled = backend->compile(key.view());
+  CHECK(compiled->format == "ptx");
+  REQUIRE(!compiled->binary.empty());
+  CHECK(compiled->binary.back() == '\0');
+  CHECK(compiled->binary.find(".entry " + compiled->entry_point) !=
+        std::string::npos);
+  CHECK(compiled->binary.find(".target sm_90") != std::string::npos);
+}
+
+TEST_CASE(
+    "given targets NVRTC cannot build, then compile is unsupported and "
+    "says why") {
+  auto backend = make_backend();
+  TestKey hip(ks::kExpand, "hip:gfx942");
+  PluginError e = error_of([&] { backend->compile(hip.view()); });
+  CHECK(e.status() == JW_ERROR_UNSUPPORTED);
+  CHECK(std::string(e.what()).find("hip:gfx942") != std::string::npos);
+  TestKey ancient(ks::kExpand, "cuda:sm_20");
+  e = error_of([&] { backend->compile(ancient.view()); });
+  CHECK(e.status() == JW_ERROR_UNSUPPORTED);
+  CHECK(std::string(e.what()).find("sm_20") != std::string::npos);
+  CHECK(std::string(e.what()).find("90") != std::string::npos);
+}
+
+TEST_CASE(
+    "given a deliberately broken source, then the error carries the "
+    "NVRTC log, the key and the options") {
+  const auto embedded = gpu::embedded_kernel_sources();
+  std::vector<EmbeddedSource> sources(embedded.begin(), embedded.end());
+  const std::string broken =
+      std::string(gpu::find_source(embedded, "silu_and_mul.cuh").text) +
+      "\nnamespace jw { int deliberately_broken = undeclared_identifier; }\n";
+  for (EmbeddedSource& s : sources) {
+    if (s.name == "silu_and_mul.cuh") s.text = broken;
+  }
+  auto backend = make_backend(sources);
+  TestKey key(ks::kSiluAndMul);
+  const PluginError e = error_of([&] { backend->compile(key.view()); });
+  const std::string message = e.what();
+  CHECK(e.status() == JW_ERROR_COMPILE_FAILED);
+  CHECK(message.find("undeclared_identifier") != std::string::npos);  // log
+  CHECK(message.find("NVRTC log:") != std::string::npos);
+  CHECK(message.find(key.text()) != std::string::npos);
+  CHECK(message.find("--gpu-architecture=sm_90 -std=c++17") !=
+        std::string::npos);
+  CHECK(message.find("jw::kernels::silu_and_mul<") != std::string::npos);
+  // A failure is not memoized: the next request compiles (and fails) again.
+  CHECK_THROWS_AS(backend->compile(key.view()), PluginError);
+  CHECK(backend->compile_counters().compiles == 2);
+  // The intact sources fingerprint differently.
+  CHECK(backend->fingerprint(key.view()) !=
+        make_backend()->fingerprint(key.view()));
+}
+
+TEST_CASE(
+    "given a key, then describe shows source, name expression, options "
+    "and compiler") {
+  auto backend = make_backend();
+  TestKey key(ks::kPackSeq);
+  const std::string text = backend->describe(key.view());
+  CHECK(text.find("source: pack_unpack_seq.cuh + portability.cuh + "
+                  "kernel_support.cuh") != std::string::npos);
+  CHECK(text.find("name expression: jw::kernels::pack_seq<") !=
+        std::string::npos);
+  CHECK(text.find("options: --gpu-architecture=sm_90 -std=c++17") !=
+        std::string::npos);
+  CHECK(text.find("compiler: nvrtc ") != std::string::npos);
+  CHECK(text.find("BLOCK_T") != std::string::npos);
+}
+
+TEST_CASE(
+    "given keys, then the fingerprint covers compiler, sources, name "
+    "expression and options") {
+  auto backend = make_backend();
+  TestKey key(ks::kZeroKvBlocks);
+  const std::string text = backend->fingerprint(key.view());
+  CHECK(text.find("compiler: nvrtc ") != std::string::npos);
+  CHECK(text.find("source: zero_kv_blocks.cuh xxh128 ") != std::string::npos);
+  CHECK(text.find("header: portability.cuh xxh128 ") != std::string::npos);
+  CHECK(text.find("header: kernel_support.cuh xxh128 ") != std::string::npos);
+  CHECK(text.find("name expression: jw::kernels::zero_kv_blocks<jw::i32, 0, "
+                  "jw::i32>") != std::string::npos);
+  CHECK(text.find("options: --gpu-architecture=sm_90 -std=c++17") !=
+        std::string::npos);
+  // Stable for a key, different for another instantiation or target.
+  CHECK(backend->fingerprint(key.view()) == text);
+  TestKey div16(ks::kZeroKvBlocks);
+  div16.integer("n_blocks", JW_INT_I32, JW_INT_CLASS_DIV16);
+  CHECK(backend->fingerprint(div16.view()) != text);
+  TestKey sm80(ks::kZeroKvBlocks, "cuda:sm_80");
+  CHECK(backend->fingerprint(sm80.view()) != text);
+}
+
+TEST_CASE(
+    "given this machine's driver situation, then capabilities and "
+    "launch report it without initializing the driver") {
+  auto backend = make_backend();
+  std::string detail;
+  const uint32_t flags = backend->capabilities(detail);
+  CHECK((flags & JW_PLATFORM_CAN_COMPILE) != 0);
+  TestKey key(ks::kRmsNorm);
+  key.all_aligned(false);
+  const auto compiled = backend->compile(key.view());
+  TestArgs args(ks::kRmsNorm);
+  args.tensor("out", JW_DTYPE_FLOAT32, {2, 8})
+      .tensor("x", JW_DTYPE_FLOAT32, {2, 8})
+      .integer("x_stride", 8)
+      .tensor("weight", JW_DTYPE_FLOAT32, {8})
+      .floating("eps", 1e-6)
+      .integer("T", 2)
+      .integer("H", 8);
+  jw_artifact_view artifact{};
+  artifact.struct_size = sizeof(jw_artifact_view);
+  artifact.key = &key.view();
+  artifact.binary = compiled->binary.data();
+  artifact.binary_size = compiled->binary.size();
+  artifact.format = compiled->format.c_str();
+  artifact.entry_point = compiled->entry_point.c_str();
+  artifact.artifact_id = 1;
+  if (!machine_has_cuda_driver()) {
+    CHECK((flags & JW_PLATFORM_CAN_LAUNCH) == 0);
+    CHECK(detail.find("no CUDA driver: compile-only (") != std::string::npos);
+    CHECK(detail.find("libcuda.so.1") != std::string::npos);
+    CHECK(backend->driver().device_count() == 0);
+    const PluginError e =
+        error_of([&] { backend->launch(artifact, args.values(), nullptr); });
+    CHECK(e.status() == JW_ERROR_NO_DEVICE);
+    CHECK(std::string(e.what()).find(key.text()) != std::string::npos);
+    CHECK(std::string(e.what()).find("no CUDA driver") != std::string::npos);
+  } else {
+    // A driver is present: capabilities promise launches without having
+    // called cuInit (devices are probed on first use).
+    CHECK((flags & JW_PLATFORM_CAN_LAUNCH) != 0);
+    CHECK(detail.find("probed on first use") != std::string::npos);
+  }
+}
+
+TEST_CASE("given one key per kernel, then each compiles alone (timed)") {
+  auto backend = make_backend();
+  double total = 0;
+  for (gpu::GpuKernel kernel : gpu::kAllGpuKernels) {
+    TestKey key(gpu::schema_name(kernel));
+    const auto start = std::chrono::steady_clock::now();
+    const auto compiled = backend->compile(key.view());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    total += seconds;
+    MESSAGE(gpu::schema_name(kernel)
+            << ": " << seconds << " s (" << compiled->binary.size()
+            << " bytes of CUBIN)");
+    CHECK(defines_function(compiled->binary, compiled->entry_point));
+  }
+  MESSAGE("10 single-key NVRTC compiles: " << total << " s");
+}

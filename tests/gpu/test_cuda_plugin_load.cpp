@@ -1,0 +1,246 @@
+// libjitwarm-cuda.so as the core sees it: loaded with dlopen through its one
+// entry symbol, negotiated, registered against a fake host table, and used
+// through the C callbacks only. Runs on a machine with no GPU and no
+// driver, where the plugin must load and compile.
+#include "elf_symbols.hpp"
+#include "gpu_test_support.hpp"
+#include "kernel_set.hpp"
+
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <set>
+#include <sstream>
+
+using jitwarm::gpu_test::FakeHost;
+using jitwarm::gpu_test::TestArgs;
+using jitwarm::gpu_test::TestKey;
+namespace ks = jitwarm::kernel_set;
+
+namespace {
+
+// The plugin, loaded once for the whole test executable (as the core
+// would: one load per process).
+struct LoadedPlugin {
+  void* handle = nullptr;
+  jw_plugin_negotiate_fn negotiate = nullptr;
+  const jw_plugin_api* api = nullptr;
+  FakeHost host;
+  jw_status registered = JW_ERROR_INTERNAL;
+
+  LoadedPlugin() {
+    handle = dlopen(JW_CUDA_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return;
+    negotiate = reinterpret_cast<jw_plugin_negotiate_fn>(
+        dlsym(handle, JITWARM_PLUGIN_ENTRY_SYMBOL));
+    if (negotiate == nullptr) return;
+    jw_plugin_negotiation n{};
+    n.struct_size = sizeof(n);
+    n.core_max_version = JITWARM_ABI_VERSION;
+    n.core_min_version = JITWARM_ABI_VERSION_MIN;
+    if (negotiate(&n) != JW_OK) return;
+    api = n.plugin;
+    registered = api->register_all(host.api());
+  }
+  ~LoadedPlugin() {
+    if (api != nullptr && api->shutdown != nullptr) api->shutdown();
+    // Not dlclosed: libnvrtc's own teardown at exit is the safer order.
+  }
+};
+
+LoadedPlugin& plugin() {
+  static LoadedPlugin loaded;
+  REQUIRE_MESSAGE(loaded.handle != nullptr, "dlopen: " << dlerror());
+  REQUIRE((loaded.negotiate != nullptr));
+  REQUIRE(loaded.api != nullptr);
+  REQUIRE_MESSAGE(loaded.registered == JW_OK, loaded.host.last_error);
+  return loaded;
+}
+
+bool machine_has_cuda_driver() {
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  dlclose(handle);
+  return true;
+}
+
+struct CapturedArtifact {
+  std::string binary;
+  std::string format;
+  std::string entry_point;
+  int emits = 0;
+};
+
+jw_status capture(void* ctx, const jw_artifact_desc* artifact) {
+  auto* out = static_cast<CapturedArtifact*>(ctx);
+  out->binary.assign(static_cast<const char*>(artifact->binary),
+                     artifact->binary_size);
+  out->format = artifact->format;
+  out->entry_point = artifact->entry_point;
+  ++out->emits;
+  return JW_OK;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given the plugin file, then it exports only jitwarm_plugin_negotiate") {
+  const auto result = jitwarm::gpu_test::run_command(
+      std::string(JW_NM) + " -D --defined-only " + JW_CUDA_PLUGIN_PATH);
+  REQUIRE(result.status == 0);
+  std::istringstream lines(result.output);
+  std::set<std::string> symbols;
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t space = line.rfind(' ');
+    symbols.insert(line.substr(space + 1));
+  }
+  CHECK(symbols == std::set<std::string>{"jitwarm_plugin_negotiate"});
+}
+
+TEST_CASE("given ABI versions, then the handshake picks version 1 or refuses") {
+  LoadedPlugin& p = plugin();
+  jw_plugin_negotiation n{};
+  n.struct_size = sizeof(n);
+  n.core_max_version = 7;
+  n.core_min_version = 1;
+  CHECK(p.negotiate(&n) == JW_OK);
+  CHECK(n.plugin_version == 1);
+  CHECK(std::strcmp(n.plugin->name, "jitwarm-cuda") == 0);
+  n.core_min_version = 2;  // a core that no longer speaks version 1
+  CHECK(p.negotiate(&n) == JW_ERROR_ABI_MISMATCH);
+  CHECK(p.negotiate(nullptr) == JW_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE(
+    "given registration, then the ten kernels and the cuda platform "
+    "are registered, and no schema is defined") {
+  LoadedPlugin& p = plugin();
+  CHECK(p.host.schemas.empty());  // the reference plugin defines them
+  REQUIRE(p.host.impls.size() == ks::schemas().size());
+  for (const jw_kernel_schema& schema : ks::schemas()) {
+    CAPTURE(schema.name);
+    const FakeHost::RecordedImpl* impl = p.host.impl_for(schema.name);
+    REQUIRE(impl != nullptr);
+    CHECK(impl->platform == "cuda");
+    CHECK(impl->impl_name == "cuda-nvrtc");
+    REQUIRE(impl->param_names.size() == schema.num_params);
+    for (uint32_t i = 0; i < schema.num_params; ++i) {
+      CHECK(impl->param_names[i] == schema.params[i].name);
+    }
+    CHECK((impl->impl.compile != nullptr));
+    CHECK((impl->impl.launch != nullptr));
+    CHECK((impl->impl.describe != nullptr));
+    CHECK((impl->impl.fingerprint != nullptr));
+  }
+  CHECK(p.host.platform_names == std::vector<std::string>{"cuda"});
+}
+
+TEST_CASE("given no CUDA driver, then the load report says compile-only") {
+  LoadedPlugin& p = plugin();
+  REQUIRE(p.host.platforms.size() == 1);
+  const jw_platform_desc& platform = p.host.platforms[0];
+  uint32_t flags = 0;
+  std::string detail;
+  const jw_text_sink sink = jitwarm::gpu_test::text_sink(detail);
+  REQUIRE(platform.capabilities(platform.user_data, &flags, &sink) == JW_OK);
+  CHECK((flags & JW_PLATFORM_CAN_COMPILE) != 0);
+  std::string log;
+  for (const std::string& line : p.host.logs) log += line + "\n";
+  CHECK(log.find("jitwarm-cuda: nvrtc ") != std::string::npos);
+  int32_t count = -1;
+  REQUIRE(platform.device_count(platform.user_data, &count) == JW_OK);
+  if (!machine_has_cuda_driver()) {
+    CHECK((flags & JW_PLATFORM_CAN_LAUNCH) == 0);
+    CHECK(detail.find("no CUDA driver: compile-only") != std::string::npos);
+    CHECK(log.find("no CUDA driver: compile-only") != std::string::npos);
+    CHECK(count == 0);
+    void* memory = nullptr;
+    CHECK(platform.allocate(platform.user_data, 0, 64, &memory) ==
+          JW_ERROR_NO_DEVICE);
+    CHECK(p.host.last_error.find("no CUDA driver") != std::string::npos);
+  } else {
+    CHECK((flags & JW_PLATFORM_CAN_LAUNCH) != 0);
+    CHECK(count >= 0);
+  }
+}
+
+TEST_CASE("given a key, then the compile callback emits one CUBIN artifact") {
+  LoadedPlugin& p = plugin();
+  const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kScatterStates);
+  REQUIRE(impl != nullptr);
+  TestKey key(ks::kScatterStates);
+  CapturedArtifact artifact;
+  jw_artifact_sink sink{};
+  sink.struct_size = sizeof(sink);
+  sink.ctx = &artifact;
+  sink.emit = &capture;
+  REQUIRE(impl->impl.compile(impl->impl.user_data, &key.view(), &sink) ==
+          JW_OK);
+  CHECK(artifact.emits == 1);
+  CHECK(artifact.format == "cubin");
+  const auto elf = jitwarm::gpu::read_elf(artifact.binary);
+  REQUIRE(elf.has_value());
+  CHECK(elf->machine == jitwarm::gpu::kElfMachineCuda);
+  bool found = false;
+  for (const auto& s : elf->symbols)
+    found = found || s.name == artifact.entry_point;
+  CHECK(found);
+
+  std::string describe;
+  const jw_text_sink text = jitwarm::gpu_test::text_sink(describe);
+  CHECK(impl->impl.describe(impl->impl.user_data, &key.view(), &text) == JW_OK);
+  CHECK(describe.find("scatter_states.cuh") != std::string::npos);
+  std::string fingerprint;
+  const jw_text_sink fp = jitwarm::gpu_test::text_sink(fingerprint);
+  CHECK(impl->impl.fingerprint(impl->impl.user_data, &key.view(), &fp) ==
+        JW_OK);
+  CHECK(fingerprint.find("compiler: nvrtc") != std::string::npos);
+}
+
+TEST_CASE(
+    "given misuse through the C ABI, then statuses and the host's "
+    "error message say what went wrong") {
+  LoadedPlugin& p = plugin();
+  const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kRmsNorm);
+  REQUIRE(impl != nullptr);
+  CapturedArtifact artifact;
+  jw_artifact_sink sink{};
+  sink.struct_size = sizeof(sink);
+  sink.ctx = &artifact;
+  sink.emit = &capture;
+  TestKey other(ks::kExpand);  // a key for another kernel
+  CHECK(impl->impl.compile(impl->impl.user_data, &other.view(), &sink) ==
+        JW_ERROR_INVALID_ARGUMENT);
+  CHECK(p.host.last_error.find(std::string(ks::kExpand)) != std::string::npos);
+  CHECK(impl->impl.compile(impl->impl.user_data, nullptr, &sink) ==
+        JW_ERROR_INVALID_ARGUMENT);
+  CHECK(artifact.emits == 0);
+
+  if (!machine_has_cuda_driver()) {
+    TestKey key(ks::kRmsNorm);
+    REQUIRE(impl->impl.compile(impl->impl.user_data, &key.view(), &sink) ==
+            JW_OK);
+    TestArgs args(ks::kRmsNorm);
+    args.tensor("out", JW_DTYPE_FLOAT32, {1, 16})
+        .tensor("x", JW_DTYPE_FLOAT32, {1, 16})
+        .integer("x_stride", 16)
+        .tensor("weight", JW_DTYPE_FLOAT32, {16})
+        .floating("eps", 1e-5)
+        .integer("T", 1)
+        .integer("H", 16);
+    jw_artifact_view view{};
+    view.struct_size = sizeof(view);
+    view.key = &key.view();
+    view.binary = artifact.binary.data();
+    view.binary_size = artifact.binary.size();
+    view.format = artifact.format.c_str();
+    view.entry_point = artifact.entry_point.c_str();
+    view.artifact_id = 42;
+    const auto values = args.values();
+    CHECK(impl->impl.launch(impl->impl.user_data, &view, values.data(),
+                            static_cast<uint32_t>(values.size()),
+                            nullptr) == JW_ERROR_NO_DEVICE);
+    CHECK(p.host.last_error.find("cannot launch") != std::string::npos);
+  }
+}

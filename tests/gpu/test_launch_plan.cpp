@@ -1,0 +1,385 @@
+// Launch planning and argument packing (plugins/common/launch_plan): the
+// exact bytes each kernel parameter is packed as, the checks that stop a
+// launch from reading garbage, and the grid/block of every kernel.
+#include "gpu_test_support.hpp"
+#include "kernel_instantiation.hpp"
+#include "kernel_set.hpp"
+#include "launch_plan.hpp"
+#include "plugin_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+using jitwarm::gpu::DeviceLimits;
+using jitwarm::gpu::GpuTarget;
+using jitwarm::gpu::KernelArguments;
+using jitwarm::gpu::LaunchGeometry;
+using jitwarm::gpu::plan_launch;
+using jitwarm::gpu_test::TestArgs;
+using jitwarm::gpu_test::TestKey;
+using jitwarm::plugin::PluginError;
+namespace ks = jitwarm::kernel_set;
+
+namespace {
+
+GpuTarget cuda_target() {
+  GpuTarget t;
+  t.text = "cuda:sm_90";
+  t.platform = "cuda";
+  t.arch = "sm_90";
+  t.binary_format = "cubin";
+  return t;
+}
+
+DeviceLimits h100_like() {
+  DeviceLimits limits;
+  limits.multiprocessor_count = 132;
+  return limits;
+}
+
+LaunchGeometry plan(TestKey& key, TestArgs& args,
+                    const DeviceLimits& limits = h100_like()) {
+  const auto inst = jitwarm::gpu::instantiate_kernel(key.view(), cuda_target());
+  return plan_launch(inst, key.view(), args.values(), limits);
+}
+
+template <typename T>
+T slot_as(const KernelArguments& packed, std::size_t i) {
+  REQUIRE(packed.size_of(i) == sizeof(T));
+  T value;
+  std::memcpy(&value, packed.slot(i), sizeof(T));
+  return value;
+}
+
+template <typename Body>
+std::string error_message(Body&& body) {
+  try {
+    body();
+  } catch (const PluginError& e) {
+    CHECK(e.status() == JW_ERROR_INVALID_ARGUMENT);
+    return e.what();
+  }
+  FAIL("no PluginError was thrown");
+  return "";
+}
+
+TestArgs rms_args(int64_t rows, int64_t hidden) {
+  TestArgs args(ks::kRmsNorm);
+  args.tensor("out", JW_DTYPE_FLOAT32, {rows, hidden})
+      .tensor("x", JW_DTYPE_FLOAT32, {rows, hidden})
+      .integer("x_stride", hidden)
+      .tensor("weight", JW_DTYPE_FLOAT32, {hidden})
+      .floating("eps", 1e-6)
+      .integer("T", rows)
+      .integer("H", hidden);
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given rms_norm arguments, then each parameter is packed with the "
+    "type the key chose, constexprs left out") {
+  TestKey key(ks::kRmsNorm);
+  key.integer("x_stride", JW_INT_I64).floating("eps", JW_FLOAT_F64);
+  TestArgs args = rms_args(4, 100);
+  KernelArguments packed = KernelArguments::pack(key.view(), args.values());
+  REQUIRE(packed.count() == 7);
+  CHECK(slot_as<void*>(packed, 0) == args.tensor_at("out").data);
+  CHECK(slot_as<void*>(packed, 1) == args.tensor_at("x").data);
+  CHECK(slot_as<int64_t>(packed, 2) == 100);
+  CHECK(slot_as<void*>(packed, 3) == args.tensor_at("weight").data);
+  CHECK(slot_as<double>(packed, 4) == 1e-6);
+  CHECK(slot_as<int32_t>(packed, 5) == 4);
+  CHECK(slot_as<int32_t>(packed, 6) == 100);
+  CHECK(packed.device() == 0);
+  // The parameter array points at the slots, also after a move.
+  KernelArguments moved(std::move(packed));
+  CHECK(moved.parameters()[2] == moved.slot(2));
+  CHECK(*static_cast<const int64_t*>(moved.parameters()[2]) == 100);
+}
+
+TEST_CASE(
+    "given integers of each key type, then they are packed as int32, "
+    "int64 and uint64") {
+  TestKey key(ks::kPreparePosSeqLens);
+  key.integer("num_reqs", JW_INT_I64).integer("seq_lens_len", JW_INT_U64);
+  TestArgs args(ks::kPreparePosSeqLens);
+  for (const char* t :
+       {"idx_mapping", "query_start_loc", "num_computed_tokens", "seq_lens"}) {
+    args.tensor(t, JW_DTYPE_INT32, {8});
+  }
+  args.tensor("positions", JW_DTYPE_INT64, {64})
+      .integer("num_reqs", 3)
+      .unsigned_integer("seq_lens_len", 5);
+  KernelArguments packed = KernelArguments::pack(key.view(), args.values());
+  CHECK(slot_as<int64_t>(packed, 5) == 3);
+  CHECK(slot_as<uint64_t>(packed, 6) == 5);
+
+  TestKey float_scalars(ks::kExpand);
+  TestArgs expand(ks::kExpand);
+  expand.tensor("output", JW_DTYPE_FLOAT32, {10})
+      .tensor("x", JW_DTYPE_FLOAT32, {3})
+      .tensor("cu_num_tokens", JW_DTYPE_INT32, {3})
+      .floating("replace_from", 0.5)
+      .floating("replace_to", -1.25);
+  KernelArguments floats =
+      KernelArguments::pack(float_scalars.view(), expand.values());
+  REQUIRE(floats.count() == 5);
+  CHECK(slot_as<float>(floats, 3) == 0.5f);
+  CHECK(slot_as<float>(floats, 4) == -1.25f);
+}
+
+TEST_CASE(
+    "given arguments that contradict the key, then packing refuses them "
+    "naming the parameter") {
+  SUBCASE("a value outside the key's integer type") {
+    TestKey key(ks::kRmsNorm);
+    TestArgs args = rms_args(4, 100);
+    args.integer("T", int64_t{1} << 40);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("'T'") != std::string::npos);
+  }
+  SUBCASE("a value that is not the class 'one' the key specialized on") {
+    TestKey key(ks::kRmsNorm);
+    key.integer("H", JW_INT_I32, JW_INT_CLASS_ONE);
+    TestArgs args = rms_args(4, 2);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("is not 1") != std::string::npos);
+  }
+  SUBCASE("a value that is not divisible by 16 as the key promised") {
+    TestKey key(ks::kRmsNorm);
+    key.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
+    TestArgs args = rms_args(4, 40);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("divisible by 16") != std::string::npos);
+  }
+  SUBCASE("a misaligned pointer for a key that promised alignment") {
+    TestKey key(ks::kRmsNorm);
+    TestArgs args = rms_args(4, 100);
+    args.misalign("weight");
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("'weight' is not 16-byte aligned") != std::string::npos);
+    // An unaligned key takes the same pointer.
+    key.aligned("weight", false);
+    CHECK_NOTHROW(KernelArguments::pack(key.view(), args.values()));
+  }
+  SUBCASE("tensors on two devices") {
+    TestKey key(ks::kRmsNorm);
+    TestArgs args = rms_args(4, 100);
+    args.device("weight", 1);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("device 1") != std::string::npos);
+  }
+  SUBCASE("a tensor in host memory") {
+    TestKey key(ks::kRmsNorm);
+    TestArgs args = rms_args(4, 100);
+    args.device("x", -1);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("host memory") != std::string::npos);
+  }
+  SUBCASE("a dtype other than the key's") {
+    TestKey key(ks::kRmsNorm);
+    key.dtype("x", JW_DTYPE_BFLOAT16);
+    TestArgs args = rms_args(4, 100);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("dtype") != std::string::npos);
+  }
+  SUBCASE("a constexpr other than the key's") {
+    TestKey key(ks::kBatchMemcpy);
+    TestArgs args(ks::kBatchMemcpy);
+    for (const char* t : {"src_ptrs", "dst_ptrs", "sizes"}) {
+      args.tensor(t, JW_DTYPE_INT64, {2});
+    }
+    args.integer("num_copies", 2).constant("BLOCK_SIZE", 128);
+    CHECK(error_message([&] {
+            KernelArguments::pack(key.view(), args.values());
+          }).find("BLOCK_SIZE") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "given rms_norm rows, then one block per row with threads for the "
+    "row's accesses") {
+  TestKey scalar(ks::kRmsNorm);
+  TestArgs args = rms_args(1000, 4000);
+  LaunchGeometry g = plan(scalar, args);
+  CHECK(g.grid.x == 1000);
+  CHECK(g.block.x == 1024);
+  TestKey vectorized(ks::kRmsNorm);
+  vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
+      .integer("x_stride", JW_INT_I32, JW_INT_CLASS_DIV16);
+  TestArgs vector_args = rms_args(7, 2048);
+  g = plan(vectorized, vector_args);
+  CHECK(g.grid.x == 7);
+  CHECK(g.block.x == 512);  // 2048 floats = 512 vectors
+  TestArgs small = rms_args(3, 5);
+  CHECK(plan(scalar, small).block.x == 32);  // at least a warp
+  TestArgs empty = rms_args(0, 64);
+  CHECK(plan(scalar, empty).empty());
+  // A function that allows fewer threads caps the block.
+  DeviceLimits limited = h100_like();
+  limited.max_threads_per_block = 384;
+  CHECK(plan(scalar, args, limited).block.x == 384);
+  // Shapes that disagree with H are refused on the host.
+  TestArgs wrong = rms_args(4, 100);
+  wrong.integer("H", 99).integer("x_stride", 99);
+  CHECK(error_message([&] { plan(scalar, wrong); }).find("H") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "given silu_and_mul, then rows go on grid.x and column blocks on "
+    "grid.y") {
+  TestKey key(ks::kSiluAndMul);
+  key.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
+      .dtype("x", JW_DTYPE_BFLOAT16);
+  TestArgs args(ks::kSiluAndMul);
+  args.tensor("out", JW_DTYPE_BFLOAT16, {300, 11008})
+      .tensor("x", JW_DTYPE_BFLOAT16, {300, 22016})
+      .integer("T", 300)
+      .integer("H", 11008);
+  const LaunchGeometry g = plan(key, args);
+  CHECK(g.grid.x == 300);
+  CHECK(g.block.x == 256);
+  CHECK(g.grid.y == 6);  // 11008 / 8 = 1376 vectors over 256 threads
+}
+
+TEST_CASE(
+    "given batch_memcpy, then BLOCK_SIZE threads and copies split to "
+    "fill the GPU") {
+  TestKey key(ks::kBatchMemcpy);
+  key.constant("BLOCK_SIZE", 512);
+  auto args_for = [](int64_t copies) {
+    TestArgs args(ks::kBatchMemcpy);
+    for (const char* t : {"src_ptrs", "dst_ptrs", "sizes"}) {
+      args.tensor(t, JW_DTYPE_INT64, {copies});
+    }
+    args.integer("num_copies", copies).constant("BLOCK_SIZE", 512);
+    return args;
+  };
+  TestArgs one = args_for(1);
+  LaunchGeometry g = plan(key, one);
+  CHECK(g.block.x == 512);
+  CHECK(g.grid.x == 1);
+  CHECK(g.grid.y == 256);  // 2 x 132 SMs, capped at 256 parts
+  TestArgs many = args_for(1000);
+  g = plan(key, many);
+  CHECK(g.grid.x == 1000);
+  CHECK(g.grid.y == 1);
+  TestArgs none = args_for(0);
+  CHECK(plan(key, none).empty());
+  DeviceLimits small = h100_like();
+  small.max_threads_per_block = 256;
+  CHECK_THROWS_AS(plan(key, one, small), PluginError);
+}
+
+TEST_CASE(
+    "given pack_seq, then programs cover (B, L_max tiles, D tiles) and "
+    "inconsistent shapes are refused") {
+  TestKey key(ks::kPackSeq);
+  TestArgs args(ks::kPackSeq);
+  args.tensor("x", JW_DTYPE_FLOAT32, {100, 200})
+      .tensor("lengths", JW_DTYPE_INT32, {5})
+      .tensor("out", JW_DTYPE_FLOAT32, {5, 40, 200})
+      .integer("N", 100)
+      .integer("D", 200)
+      .integer("L_max", 40)
+      .floating("pad_value", 0.0);
+  LaunchGeometry g = plan(key, args);
+  CHECK(g.grid.x == 5);
+  CHECK(g.grid.y == 3);  // 40 / BLOCK_T 16
+  CHECK(g.grid.z == 4);  // 200 / BLOCK_D 64
+  args.integer("L_max", 41);
+  CHECK(error_message([&] { plan(key, args); }).find("L_max") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "given the remaining kernels, then their grids follow the schema's "
+    "launch rule") {
+  SUBCASE("compute_slot_mapping: one block per request plus the padding tail") {
+    TestKey key(ks::kComputeSlotMapping);
+    TestArgs args(ks::kComputeSlotMapping);
+    args.tensor("query_start_loc", JW_DTYPE_INT32, {9})
+        .tensor("positions", JW_DTYPE_INT64, {4096})
+        .tensor("block_table", JW_DTYPE_INT32, {8, 64})
+        .integer("block_table_stride", 64)
+        .tensor("slot_mapping", JW_DTYPE_INT64, {8192})
+        .integer("num_reqs", 8)
+        .integer("max_num_tokens", 8192)
+        .integer("block_size", 16);
+    const LaunchGeometry g = plan(key, args);
+    CHECK(g.block.x == 256);
+    CHECK(g.grid.x == 8 + 8);  // 8192 / (256 * 4) tail blocks
+    args.integer("block_size", 0);
+    CHECK(error_message([&] { plan(key, args); }).find("block_size") !=
+          std::string::npos);
+  }
+  SUBCASE("expand: one block per request") {
+    TestKey key(ks::kExpand);
+    key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
+    TestArgs args(ks::kExpand);
+    args.tensor("output", JW_DTYPE_INT32, {100})
+        .tensor("x", JW_DTYPE_INT32, {10})
+        .tensor("cu_num_tokens", JW_DTYPE_INT32, {10})
+        .integer("replace_from", 5)
+        .integer("replace_to", 0)
+        .constant("MAX_NUM_TOKENS", 40);
+    LaunchGeometry g = plan(key, args);
+    CHECK(g.grid.x == 10);
+    CHECK(g.block.x == 64);
+    key.integer("replace_to", JW_INT_I64);
+    args.integer("replace_to", int64_t{1} << 40);
+    CHECK(error_message([&] { plan(key, args); }).find("replace_to") !=
+          std::string::npos);
+  }
+  SUBCASE("zero_kv_blocks: one block per (block, segment)") {
+    TestKey key(ks::kZeroKvBlocks);
+    TestArgs args(ks::kZeroKvBlocks);
+    args.tensor("block_ids", JW_DTYPE_INT32, {50})
+        .tensor("seg_addrs", JW_DTYPE_INT64, {3})
+        .tensor("seg_block_stride", JW_DTYPE_INT64, {3})
+        .tensor("seg_block_bytes", JW_DTYPE_INT64, {3})
+        .integer("n_blocks", 50)
+        .integer("n_segments", 3);
+    const LaunchGeometry g = plan(key, args);
+    CHECK(g.grid.x == 50);
+    CHECK(g.grid.y == 3);
+  }
+  SUBCASE("scatter_states: one block per source row") {
+    TestKey key(ks::kScatterStates);
+    key.constant("ROW_SIZE", 64).constant("BLOCK_SIZE", 64);
+    TestArgs args(ks::kScatterStates);
+    args.tensor("state", JW_DTYPE_FLOAT32, {100, 64})
+        .integer("state_stride", 64)
+        .tensor("src", JW_DTYPE_FLOAT32, {30, 64})
+        .tensor("indices", JW_DTYPE_INT32, {30})
+        .integer("num_rows", 30)
+        .constant("ROW_SIZE", 64)
+        .constant("BLOCK_SIZE", 64);
+    const LaunchGeometry g = plan(key, args);
+    CHECK(g.grid.x == 30);
+    CHECK(g.block.x == 64);
+  }
+  SUBCASE("prepare_pos_seq_lens: one block per slot up to seq_lens_len") {
+    TestKey key(ks::kPreparePosSeqLens);
+    TestArgs args(ks::kPreparePosSeqLens);
+    for (const char* t : {"idx_mapping", "query_start_loc",
+                          "num_computed_tokens", "seq_lens"}) {
+      args.tensor(t, JW_DTYPE_INT32, {64});
+    }
+    args.tensor("positions", JW_DTYPE_INT64, {1000})
+        .integer("num_reqs", 5)
+        .integer("seq_lens_len", 48);
+    CHECK(plan(key, args).grid.x == 48);
+  }
+}
