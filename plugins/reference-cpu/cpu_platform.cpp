@@ -94,12 +94,14 @@ jw_status copy(void*, int32_t device, void* dst, const void* src, size_t bytes,
                jw_copy_direction direction, void*) {
   return guarded([&] {
     check_device(device);
-    if (direction != JW_COPY_HOST_TO_DEVICE &&
-        direction != JW_COPY_DEVICE_TO_HOST &&
-        direction != JW_COPY_DEVICE_TO_DEVICE) {
-      throw PluginError(JW_ERROR_INVALID_ARGUMENT,
-                        concat("cpu platform: copy: unknown direction ",
-                               static_cast<int>(direction)));
+    // A C host may pass any value; read it as an integer before trusting.
+    const int64_t raw_direction = enum_value(direction);
+    if (raw_direction != JW_COPY_HOST_TO_DEVICE &&
+        raw_direction != JW_COPY_DEVICE_TO_HOST &&
+        raw_direction != JW_COPY_DEVICE_TO_DEVICE) {
+      throw PluginError(
+          JW_ERROR_INVALID_ARGUMENT,
+          concat("cpu platform: copy: unknown direction ", raw_direction));
     }
     if (bytes == 0) return;
     if (dst == nullptr || src == nullptr) {

@@ -168,24 +168,37 @@ KeyReader::KeyReader(const jw_kernel_schema& schema,
     require(p.struct_size >= sizeof(jw_param_spec), "parameter ", i,
             ": jw_param_spec struct_size ", p.struct_size, " is too small");
     const std::string_view name = p.name != nullptr ? p.name : "";
+    const int64_t raw_kind = enum_value(p.kind);
+    require(raw_kind >= JW_PARAM_TENSOR && raw_kind <= JW_PARAM_SCALAR,
+            "parameter ", i, " has an unknown kind (", raw_kind, ")");
     require(name == desc.name, "parameter ", i, " is '", name,
             "'; the schema (positional order) has '", desc.name, "' there");
     require(p.kind == desc.kind, "parameter '", desc.name, "' is a ",
             kind_text(p.kind), " in the key but a ", kind_text(desc.kind),
             " in the schema");
     if (desc.kind == JW_PARAM_TENSOR) {
-      require(dtype_info(p.dtype).size != 0, "parameter '", desc.name,
-              "' has an invalid dtype (", static_cast<int>(p.dtype), ")");
+      const int64_t raw_dtype = enum_value(p.dtype);
+      require(raw_dtype > JW_DTYPE_INVALID && raw_dtype < JW_DTYPE_COUNT,
+              "parameter '", desc.name, "' has an invalid dtype (", raw_dtype,
+              ")");
       require(desc.allowed_dtypes == 0 ||
                   (desc.allowed_dtypes & JW_DTYPE_BIT(p.dtype)) != 0,
               "parameter '", desc.name, "' does not take ", dtype_name(p.dtype),
               " (allowed: ", dtype_list(desc.allowed_dtypes), ")");
     }
-    if (desc.kind == JW_PARAM_SCALAR) {
+    if (desc.kind == JW_PARAM_CONSTEXPR) {
+      const int64_t raw_value_kind = enum_value(p.constexpr_value.kind);
       require(
-          p.scalar_kind == JW_SCALAR_INT || p.scalar_kind == JW_SCALAR_FLOAT,
-          "scalar parameter '", desc.name,
-          "' must be specialized as an integer or a float");
+          raw_value_kind >= JW_SCALAR_NONE && raw_value_kind <= JW_SCALAR_BOOL,
+          "constexpr '", desc.name, "' has an unknown scalar kind (",
+          raw_value_kind, ")");
+    }
+    if (desc.kind == JW_PARAM_SCALAR) {
+      const int64_t raw_scalar_kind = enum_value(p.scalar_kind);
+      require(raw_scalar_kind == JW_SCALAR_INT ||
+                  raw_scalar_kind == JW_SCALAR_FLOAT,
+              "scalar parameter '", desc.name,
+              "' must be specialized as an integer or a float");
     }
   }
   // Same-dtype rules, once every tensor dtype has been checked.
@@ -247,6 +260,17 @@ KernelArgs::KernelArgs(const jw_kernel_schema& schema,
       require(args[i].struct_size >= kNeeded, "argument '", desc.name,
               "': jw_arg_value struct_size ", args[i].struct_size,
               " is too small");
+      const int64_t raw_kind = enum_value(args[i].kind);
+      require(raw_kind >= JW_VALUE_NONE && raw_kind <= JW_VALUE_SCALAR,
+              "argument '", desc.name, "' has an unknown value kind (",
+              raw_kind, ")");
+      if (raw_kind == JW_VALUE_SCALAR) {
+        const int64_t raw_scalar_kind = enum_value(args[i].value.scalar.kind);
+        require(raw_scalar_kind >= JW_SCALAR_NONE &&
+                    raw_scalar_kind <= JW_SCALAR_BOOL,
+                "argument '", desc.name, "' has an unknown scalar kind (",
+                raw_scalar_kind, ")");
+      }
       values_[i] = args[i];
     } else if ((desc.flags & JW_PARAM_HAS_DEFAULT) != 0) {
       values_[i].struct_size = sizeof(jw_arg_value);
@@ -281,13 +305,14 @@ HostTensor KernelArgs::tensor(uint32_t index) const {
           desc.name, "': device_index ", t->device_index,
           " is not host memory (the cpu platform has device 0; -1 = host)");
 
+  const int64_t raw_dtype = enum_value(meta.dtype);
+  require(raw_dtype > JW_DTYPE_INVALID && raw_dtype < JW_DTYPE_COUNT,
+          "parameter '", desc.name, "' has an invalid dtype (", raw_dtype, ")");
   HostTensor out;
   out.name = desc.name;
   out.dtype = meta.dtype;
   out.rank = meta.rank;
   out.data = t->data;
-  require(dtype_info(meta.dtype).size != 0, "parameter '", desc.name,
-          "' has an invalid dtype (", static_cast<int>(meta.dtype), ")");
   require(desc.allowed_dtypes == 0 ||
               (desc.allowed_dtypes & JW_DTYPE_BIT(meta.dtype)) != 0,
           "parameter '", desc.name, "' does not take ", dtype_name(meta.dtype),

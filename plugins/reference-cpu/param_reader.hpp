@@ -13,10 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "dtype_info.hpp"
 #include "plugin_support.hpp"
@@ -31,6 +33,18 @@ std::string concat(const Parts&... parts) {
   out.precision(17);
   (out << ... << parts);
   return out.str();
+}
+
+// The integer value of an enum that crossed the C ABI. A C caller may pass
+// any value (jitwarm.h R4: unknown values are errors), and loading an
+// out-of-range value through a C++ enum type is undefined behaviour, so the
+// reference reads such fields as their underlying integer before trusting
+// them.
+template <typename Enum>
+int64_t enum_value(const Enum& value) {
+  std::underlying_type_t<Enum> raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<int64_t>(raw);
 }
 
 // The short name of a kernel ("rms_norm" for

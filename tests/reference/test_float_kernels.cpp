@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -228,6 +229,24 @@ TEST_CASE(
                   {out.arg(), x64.arg(), int_arg(4), weight.arg(),
                    float_arg(1e-6), int_arg(2), int_arg(4)},
                   {"'x' does not take float64"});
+  }
+  SUBCASE("a dtype number outside jw_dtype") {
+    HostBuffer<float> bogus_x({2, 4}, std::vector<float>(8, 1.0f));
+    const uint32_t bogus = 99;  // stored as a C caller could
+    std::memcpy(&bogus_x.tensor.meta.dtype, &bogus, sizeof bogus);
+    check_refused(ks::kRmsNorm,
+                  {out.arg(), bogus_x.arg(), int_arg(4), weight.arg(),
+                   float_arg(1e-6), int_arg(2), int_arg(4)},
+                  {"'x' has an invalid dtype (99)"});
+  }
+  SUBCASE("an argument of an unknown value kind") {
+    std::vector<jw_arg_value> args{out.arg(),    x.arg(),         int_arg(4),
+                                   weight.arg(), float_arg(1e-6), int_arg(2),
+                                   int_arg(4)};
+    const uint32_t bogus = 7;
+    std::memcpy(&args[2].kind, &bogus, sizeof bogus);
+    check_refused(ks::kRmsNorm, args,
+                  {"argument 'x_stride' has an unknown value kind (7)"});
   }
   SUBCASE("a non-contiguous out") {
     HostBuffer<float> strided_out({2, 4}, {8, 1}, std::vector<float>(12, 0.0f));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -16,6 +17,10 @@
 #include "reference_test_support.hpp"
 
 extern "C" jw_status jitwarm_plugin_negotiate(jw_plugin_negotiation*);
+// c_abi_calls.c: calls that only C can make (enum arguments of any value).
+extern "C" jw_status call_copy_with_direction(const jw_platform_desc* platform,
+                                              void* dst, const void* src,
+                                              size_t bytes, int direction);
 
 namespace {
 
@@ -335,8 +340,8 @@ TEST_CASE(
                  nullptr) == JW_OK);
   CHECK(cpu.synchronize(cpu.user_data, 0, nullptr) == JW_OK);
 
-  CHECK(cpu.copy(cpu.user_data, 0, b, a, 4, static_cast<jw_copy_direction>(9),
-                 nullptr) == JW_ERROR_INVALID_ARGUMENT);
+  CHECK(call_copy_with_direction(&cpu, b, a, 4, 9) ==
+        JW_ERROR_INVALID_ARGUMENT);
   CHECK(contains(host.last_error, "unknown direction 9"));
   CHECK(cpu.copy(cpu.user_data, 0, nullptr, a, 4, JW_COPY_DEVICE_TO_DEVICE,
                  nullptr) == JW_ERROR_INVALID_ARGUMENT);
@@ -528,6 +533,13 @@ TEST_CASE(
     }
     check_refused_key(ks::kRmsNorm, key, JW_ERROR_INVALID_ARGUMENT,
                       "'out' does not take float64");
+  }
+  SUBCASE("a dtype number outside jw_dtype") {
+    TestKey key(ks::kRmsNorm, rms.args());
+    const uint32_t bogus = 42;  // stored as a C caller could
+    std::memcpy(&key.spec("x").dtype, &bogus, sizeof bogus);
+    check_refused_key(ks::kRmsNorm, key, JW_ERROR_INVALID_ARGUMENT,
+                      "'x' has an invalid dtype (42)");
   }
   SUBCASE("tensors that must share a dtype but do not") {
     TestKey key(ks::kRmsNorm, rms.args());

@@ -81,6 +81,7 @@ void run_pack(const KernelArgs& args) {
                " need [B, ", max_length, ", ", width, "]");
   check_lengths(args, lengths, max_length, num_rows);
   const T pad = padding_element<T>(args, args.floating(pack::pad_value));
+  if (width == 0) return;  // rows of no elements: nothing to move or pad
 
   const int32_t* sequence_lengths = lengths.as<const int32_t>();
   const T* rows = x.as<const T>();
@@ -123,6 +124,7 @@ void run_unpack(const KernelArgs& args) {
   args.require(out.dim(1) == width, "out has rows of ", out.dim(1),
                " elements, but D = ", width);
   check_lengths(args, lengths, max_length, num_rows);
+  if (width == 0) return;  // rows of no elements: nothing to move
 
   const int32_t* sequence_lengths = lengths.as<const int32_t>();
   const T* source = packed.as<const T>();
