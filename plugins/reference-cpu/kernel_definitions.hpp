@@ -3,8 +3,9 @@
 //
 // Owns: which instantiations exist per kernel, how a compile key (or a set
 // of launch arguments) selects one, and the constexpr rules a key must meet.
-// Each kernel's semantics live in its own .cpp file next to this one
-// (shared/KERNELS.md is the specification); the schemas themselves live in
+// Each kernel's semantics live in its own file under kernels/ (pack_seq and
+// unpack_seq, each the other's inverse, share one); shared/KERNELS.md is
+// the specification. The schemas themselves live in
 // plugins/common/kernel_set.cpp and are only read here.
 #pragma once
 
