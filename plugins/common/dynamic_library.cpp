@@ -11,7 +11,11 @@ DynamicLibrary DynamicLibrary::open_first(
   for (const char* name : names) {
     // RTLD_LOCAL: the vendor's symbols must not leak into the host's
     // namespace (another plugin may load a different version).
-    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: a vendor runtime stays mapped after dlclose. Its static
+    // destructors and atexit handlers (libnvrtc's, libcuda's) then run at
+    // process exit, after everything that may still call it, rather than in
+    // the middle of a plugin unload.
+    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle != nullptr) {
       library.handle_ = handle;
       library.name_ = name;

@@ -16,7 +16,8 @@ namespace jitwarm::gpu {
 
 class DynamicLibrary {
  public:
-  // Tries each name in order (dlopen, RTLD_NOW | RTLD_LOCAL). On failure
+  // Tries each name in order (dlopen, RTLD_NOW | RTLD_LOCAL |
+  // RTLD_NODELETE: see dynamic_library.cpp). On failure
   // returns a library that is not open and whose error() lists every name
   // with dlerror()'s message.
   static DynamicLibrary open_first(std::initializer_list<const char*> names);
