@@ -287,6 +287,11 @@ CompileKey derive_key(const KernelSchema& schema,
         spec.float_type = p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
         break;
       case JW_PARAM_SCALAR:
+        if (s.kind != JW_SCALAR_FLOAT && s.kind != JW_SCALAR_INT && s.kind != JW_SCALAR_UINT) {
+          detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                       "{}: parameter '{}' takes an integer or a float, got {}", schema.name(),
+                       p.name, describe_value_kind(*a));
+        }
         if (s.kind == JW_SCALAR_FLOAT) {
           spec.scalar_kind = JW_SCALAR_FLOAT;
           spec.float_type = p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
@@ -309,6 +314,23 @@ CompileKey derive_key(const KernelSchema& schema,
   // Cross-parameter dtype rules, once every tensor is known.
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamDesc& p = params[i];
+    if (p.kind == JW_PARAM_SCALAR && !p.same_dtype_as.empty()) {
+      // "A scalar of x's kind": a float tensor makes it a float whatever
+      // was passed (so 0 and 0.0 give one key); an integer tensor refuses
+      // a float.
+      const int other = schema.index_of(p.same_dtype_as);
+      const jw_dtype dtype = other >= 0 ? tensor_dtypes[other] : JW_DTYPE_INVALID;
+      if (is_floating_dtype(dtype)) {
+        specs[i].scalar_kind = JW_SCALAR_FLOAT;
+        specs[i].int_spec = IntSpec{};
+        specs[i].float_type = p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
+      } else if (dtype != JW_DTYPE_INVALID && specs[i].scalar_kind == JW_SCALAR_FLOAT) {
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "{}: parameter '{}' must be an integer, like '{}' ({}); got a float",
+                     schema.name(), p.name, p.same_dtype_as, dtype_name(dtype));
+      }
+      continue;
+    }
     if (p.kind != JW_PARAM_TENSOR || p.same_dtype_as.empty()) continue;
     const int other = schema.index_of(p.same_dtype_as);
     if (other >= 0 && tensor_dtypes[other] != tensor_dtypes[i]) {

@@ -125,11 +125,30 @@ TEST_CASE("given trailing constexprs with defaults, when omitted, then the defau
   REQUIRE(k.params().size() == 7);
   CHECK(k.params()[6].constexpr_value.value.i == 128);
   CHECK(k.params()[5].scalar_kind == JW_SCALAR_FLOAT);
-  // An integer fill instead of a float changes the key.
+  // "A scalar of x's kind": with a float x, an integer fill keys as a float.
   const std::array int_fill{warmup_arg(m), warmup_arg(m), arg_int(3), arg_int(3), arg_float(0),
                             arg_int(1)};
-  CHECK(derive_key(schema, int_fill, "t:x", "i").params()[5].int_spec ==
-        IntSpec{JW_INT_I32, JW_INT_CLASS_NONE});
+  CHECK(derive_key(schema, int_fill, "t:x", "i") == k);
+}
+
+TEST_CASE("given an integer tensor, when its scalar is a float, then the key is refused") {
+  static const jw_param_desc params[] = {
+      {sizeof(jw_param_desc), nullptr, "x", JW_PARAM_TENSOR, 0,
+       JW_DTYPE_BIT(JW_DTYPE_INT32) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32), 1, {JW_SCALAR_NONE, {0}},
+       nullptr},
+      {sizeof(jw_param_desc), nullptr, "fill", JW_PARAM_SCALAR, 0, 0, -1, {JW_SCALAR_NONE, {0}},
+       "x"},
+  };
+  static const jw_kernel_schema c = {sizeof(jw_kernel_schema), nullptr, "t.fill", "", params, 2, ""};
+  const KernelSchema schema = KernelSchema::from_c(c, "test");
+  const std::array<int64_t, 1> shape{4};
+  jw_tensor_meta ints = make_tensor_meta(JW_DTYPE_INT32, shape);
+  const std::array float_fill{warmup_arg(ints), arg_float(1.5)};
+  CHECK_THROWS_WITH(derive_key(schema, float_fill, "t:x", "i"),
+                    doctest::Contains("'fill' must be an integer, like 'x' (int32); got a float"));
+  const std::array big_fill{warmup_arg(ints), arg_int(int64_t{1} << 40)};
+  CHECK(derive_key(schema, big_fill, "t:x", "i").params()[1].int_spec ==
+        IntSpec{JW_INT_I64, JW_INT_CLASS_DIV16});
 }
 
 TEST_CASE("given wrong tensor metadata, when deriving a key, then the error names the problem") {
