@@ -8,13 +8,13 @@
 namespace jitwarm::cli {
 
 void PluginOptions::add_to(po::options_description& d) {
-  d.add_options()
-      ("plugin-path", po::value(&plugin_path),
-       "colon-separated plugin directories or files (default: $JITWARM_PLUGIN_PATH, then the "
-       "installed plugin directory)")
-      ("plugin", po::value(&extra_plugins)->composing(),
-       "load this plugin file too (repeatable)")
-      ("strict", po::bool_switch(&strict), "a rejected plugin is an error");
+  d.add_options()("plugin-path", po::value(&plugin_path),
+                  "colon-separated plugin directories or files (default: "
+                  "$JITWARM_PLUGIN_PATH, then the "
+                  "installed plugin directory)")(
+      "plugin", po::value(&extra_plugins)->composing(),
+      "load this plugin file too (repeatable)")(
+      "strict", po::bool_switch(&strict), "a rejected plugin is an error");
 }
 
 PluginLoadOptions PluginOptions::to_load_options() const {
@@ -38,7 +38,8 @@ PluginLoadOptions PluginOptions::to_load_options() const {
 bool parse(const std::string& command, const std::string& usage,
            const po::options_description& options,
            const po::positional_options_description* positional,
-           const std::vector<std::string>& args, po::variables_map& vm, int* exit_code) {
+           const std::vector<std::string>& args, po::variables_map& vm,
+           int* exit_code) {
   po::options_description all(options);
   all.add_options()("help,h", "show this help")("version", "show the version");
   try {
@@ -47,12 +48,14 @@ bool parse(const std::string& command, const std::string& usage,
     if (positional != nullptr) parser.positional(*positional);
     po::store(parser.run(), vm);
     if (vm.count("help") != 0) {
-      std::cout << "usage: jitwarm " << command << " " << usage << "\n\n" << all;
+      std::cout << "usage: jitwarm " << command << " " << usage << "\n\n"
+                << all;
       *exit_code = kExitOk;
       return false;
     }
     if (vm.count("version") != 0) {
-      std::cout << "jitwarm " << JITWARM_VERSION << " (C ABI " << JITWARM_ABI_VERSION << ")\n";
+      std::cout << "jitwarm " << JITWARM_VERSION << " (C ABI "
+                << JITWARM_ABI_VERSION << ")\n";
       *exit_code = kExitOk;
       return false;
     }
@@ -80,7 +83,8 @@ int exit_code_for(const Error& e) {
   }
 }
 
-std::unique_ptr<Runtime> make_runtime(const PluginOptions& plugins, RuntimeOptions options,
+std::unique_ptr<Runtime> make_runtime(const PluginOptions& plugins,
+                                      RuntimeOptions options,
                                       PluginLoadReport* report) {
   auto runtime = std::make_unique<Runtime>(std::move(options));
   PluginLoadReport r = runtime->load_plugins(plugins.to_load_options());
@@ -88,7 +92,11 @@ std::unique_ptr<Runtime> make_runtime(const PluginOptions& plugins, RuntimeOptio
   return runtime;
 }
 
-bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }
-bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
+bool stdout_is_terminal() {
+  return isatty(STDOUT_FILENO) != 0;
+}
+bool stderr_is_terminal() {
+  return isatty(STDERR_FILENO) != 0;
+}
 
 }  // namespace jitwarm::cli

@@ -14,31 +14,36 @@ int cmd_cache(const std::vector<std::string>& args) {
   po::options_description options("options");
   std::string action, cache_dir, max_bytes;
   bool json = false;
-  options.add_options()
-      ("action", po::value(&action)->required(), "stats | verify | prune (positional)")
-      ("cache-dir,c", po::value(&cache_dir), "cache directory (default: $JITWARM_CACHE_DIR)")
-      ("max-bytes", po::value(&max_bytes), "prune: keep at most this much (e.g. 512M, 2G; "
-                                            "default: $JITWARM_CACHE_MAX_BYTES)")
-      ("json", po::bool_switch(&json), "print as JSON");
+  options.add_options()("action", po::value(&action)->required(),
+                        "stats | verify | prune (positional)")(
+      "cache-dir,c", po::value(&cache_dir),
+      "cache directory (default: $JITWARM_CACHE_DIR)")(
+      "max-bytes", po::value(&max_bytes),
+      "prune: keep at most this much (e.g. 512M, 2G; "
+      "default: $JITWARM_CACHE_MAX_BYTES)")("json", po::bool_switch(&json),
+                                            "print as JSON");
   po::positional_options_description positional;
   positional.add("action", 1);
   po::variables_map vm;
   int code = kExitOk;
-  if (!parse("cache", "stats|verify|prune [--cache-dir D] [--max-bytes SIZE] [--json]", options,
-             &positional, args, vm, &code)) {
+  if (!parse("cache",
+             "stats|verify|prune [--cache-dir D] [--max-bytes SIZE] [--json]",
+             options, &positional, args, vm, &code)) {
     return code;
   }
   if (cache_dir.empty() && std::getenv("JITWARM_CACHE_DIR") != nullptr) {
     cache_dir = std::getenv("JITWARM_CACHE_DIR");
   }
   if (cache_dir.empty()) {
-    std::cerr << "jitwarm cache: no cache directory (use --cache-dir or JITWARM_CACHE_DIR)\n";
+    std::cerr << "jitwarm cache: no cache directory (use --cache-dir or "
+                 "JITWARM_CACHE_DIR)\n";
     return kExitUsage;
   }
   if (max_bytes.empty() && std::getenv("JITWARM_CACHE_MAX_BYTES") != nullptr) {
     max_bytes = std::getenv("JITWARM_CACHE_MAX_BYTES");
   }
-  const uint64_t budget = max_bytes.empty() ? 0 : detail::parse_byte_size(max_bytes);
+  const uint64_t budget =
+      max_bytes.empty() ? 0 : detail::parse_byte_size(max_bytes);
   detail::DiskCache cache(cache_dir, "", budget, nullptr);
   nlohmann::json j;
   j["cache_dir"] = cache_dir;
@@ -46,20 +51,25 @@ int cmd_cache(const std::vector<std::string>& args) {
     const auto s = cache.stats();
     j["entries"] = s.entries;
     j["bytes"] = s.bytes;
-    if (!json) std::cout << fmt::format("{}: {} entries, {} bytes\n", cache_dir, s.entries, s.bytes);
+    if (!json)
+      std::cout << fmt::format("{}: {} entries, {} bytes\n", cache_dir,
+                               s.entries, s.bytes);
   } else if (action == "verify") {
     const auto s = cache.verify();
     j["entries"] = s.entries;
     j["corrupt"] = s.corrupt;
     j["corrupt_files"] = s.corrupt_files;
     if (!json) {
-      for (const auto& f : s.corrupt_files) std::cout << "corrupt " << f << "\n";
-      std::cout << fmt::format("{} entries checked, {} corrupt\n", s.entries, s.corrupt);
+      for (const auto& f : s.corrupt_files)
+        std::cout << "corrupt " << f << "\n";
+      std::cout << fmt::format("{} entries checked, {} corrupt\n", s.entries,
+                               s.corrupt);
     }
     code = s.corrupt > 0 ? kExitFailures : kExitOk;
   } else if (action == "prune") {
     if (budget == 0) {
-      std::cerr << "jitwarm cache prune: give --max-bytes (or JITWARM_CACHE_MAX_BYTES)\n";
+      std::cerr << "jitwarm cache prune: give --max-bytes (or "
+                   "JITWARM_CACHE_MAX_BYTES)\n";
       return kExitUsage;
     }
     const std::size_t removed = cache.prune(budget);
@@ -68,11 +78,13 @@ int cmd_cache(const std::vector<std::string>& args) {
     j["entries"] = s.entries;
     j["bytes"] = s.bytes;
     if (!json) {
-      std::cout << fmt::format("removed {} entries; {} entries, {} bytes remain\n", removed, s.entries,
-                               s.bytes);
+      std::cout << fmt::format(
+          "removed {} entries; {} entries, {} bytes remain\n", removed,
+          s.entries, s.bytes);
     }
   } else {
-    std::cerr << "jitwarm cache: unknown action '" << action << "' (use stats, verify or prune)\n";
+    std::cerr << "jitwarm cache: unknown action '" << action
+              << "' (use stats, verify or prune)\n";
     return kExitUsage;
   }
   if (json) std::cout << j.dump(2) << "\n";

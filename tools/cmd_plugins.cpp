@@ -26,7 +26,8 @@ std::string param_text(const ParamDesc& p) {
     std::string dtypes;
     for (int d = 1; d < JW_DTYPE_COUNT; ++d) {
       if ((p.allowed_dtypes & JW_DTYPE_BIT(d)) != 0) {
-        dtypes += (dtypes.empty() ? "" : "|") + std::string(dtype_name(static_cast<jw_dtype>(d)));
+        dtypes += (dtypes.empty() ? "" : "|") +
+                  std::string(dtype_name(static_cast<jw_dtype>(d)));
       }
     }
     t += fmt::format("[{}]", dtypes.empty() ? "any" : dtypes);
@@ -35,10 +36,12 @@ std::string param_text(const ParamDesc& p) {
   }
   if (p.has_flag(JW_PARAM_OUTPUT)) t += " out";
   if (p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE)) t += " do_not_specialize";
-  if (p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT)) t += " do_not_specialize_on_alignment";
+  if (p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT))
+    t += " do_not_specialize_on_alignment";
   if (p.has_flag(JW_PARAM_HAS_DEFAULT)) {
-    t += " = " + (p.default_value.kind == JW_SCALAR_FLOAT ? fmt::format("{}", p.default_value.value.f)
-                                                           : std::to_string(p.default_value.value.i));
+    t += " = " + (p.default_value.kind == JW_SCALAR_FLOAT
+                      ? fmt::format("{}", p.default_value.value.f)
+                      : std::to_string(p.default_value.value.i));
   }
   return t;
 }
@@ -59,7 +62,9 @@ nlohmann::json schema_json(const Runtime& rt, const std::string& name) {
     pj["implementation"] = p.winner.impl_name;
     pj["origin"] = p.winner.origin;
     pj["replaces"] = nlohmann::json::array();
-    for (const auto& r : p.replaced) pj["replaces"].push_back({{"implementation", r.impl_name}, {"origin", r.origin}});
+    for (const auto& r : p.replaced)
+      pj["replaces"].push_back(
+          {{"implementation", r.impl_name}, {"origin", r.origin}});
     j["platforms"][p.platform] = pj;
   }
   return j;
@@ -72,17 +77,20 @@ int cmd_plugins(const std::vector<std::string>& args) {
   PluginOptions plugins;
   bool json = false;
   plugins.add_to(options);
-  options.add_options()("json", po::bool_switch(&json), "print the load report as JSON");
+  options.add_options()("json", po::bool_switch(&json),
+                        "print the load report as JSON");
   po::variables_map vm;
   int code = kExitOk;
-  if (!parse("plugins", "[--json] [--plugin-path DIRS] [--plugin FILE]... [--strict]", options,
-             nullptr, args, vm, &code)) {
+  if (!parse("plugins",
+             "[--json] [--plugin-path DIRS] [--plugin FILE]... [--strict]",
+             options, nullptr, args, vm, &code)) {
     return code;
   }
   // The report is this command's output: no log lines for each rejection.
   RuntimeOptions quiet;
   quiet.log = [](jw_log_level level, const std::string& message) {
-    if (level >= JW_LOG_ERROR) std::cerr << "jitwarm error: " << message << "\n";
+    if (level >= JW_LOG_ERROR)
+      std::cerr << "jitwarm error: " << message << "\n";
   };
   Runtime runtime(quiet);
   PluginLoadOptions load = plugins.to_load_options();
@@ -92,22 +100,27 @@ int cmd_plugins(const std::vector<std::string>& args) {
     nlohmann::json j = nlohmann::json::parse(report.to_json());
     j["platforms"] = nlohmann::json::array();
     for (const auto& p : runtime.platforms()) {
-      j["platforms"].push_back({{"name", p.name}, {"can_compile", p.can_compile},
-                                {"can_launch", p.can_launch}, {"devices", p.device_count},
-                                {"detail", p.detail}, {"origin", p.origin}});
+      j["platforms"].push_back({{"name", p.name},
+                                {"can_compile", p.can_compile},
+                                {"can_launch", p.can_launch},
+                                {"devices", p.device_count},
+                                {"detail", p.detail},
+                                {"origin", p.origin}});
     }
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << report.to_text();
     for (const auto& p : runtime.platforms()) {
-      std::cout << fmt::format("platform {:<8} {}{}\n", p.name,
-                               p.can_launch ? fmt::format("launch on {} device(s)", p.device_count)
-                               : p.can_compile ? std::string("compile-only")
-                                               : std::string("unavailable"),
-                               p.detail.empty() ? "" : " (" + p.detail + ")");
+      std::cout << fmt::format(
+          "platform {:<8} {}{}\n", p.name,
+          p.can_launch ? fmt::format("launch on {} device(s)", p.device_count)
+          : p.can_compile ? std::string("compile-only")
+                          : std::string("unavailable"),
+          p.detail.empty() ? "" : " (" + p.detail + ")");
     }
   }
-  return plugins.strict && report.rejected_count() > 0 ? kExitFailures : kExitOk;
+  return plugins.strict && report.rejected_count() > 0 ? kExitFailures
+                                                       : kExitOk;
 }
 
 int cmd_kernels(const std::vector<std::string>& args) {
@@ -118,13 +131,15 @@ int cmd_kernels(const std::vector<std::string>& args) {
   options.add_options()("json", po::bool_switch(&json), "print as JSON");
   po::variables_map vm;
   int code = kExitOk;
-  if (!parse("kernels", "[--json] [--plugin-path DIRS]", options, nullptr, args, vm, &code)) {
+  if (!parse("kernels", "[--json] [--plugin-path DIRS]", options, nullptr, args,
+             vm, &code)) {
     return code;
   }
   auto runtime = make_runtime(plugins);
   if (json) {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& name : runtime->kernel_names()) j.push_back(schema_json(*runtime, name));
+    for (const auto& name : runtime->kernel_names())
+      j.push_back(schema_json(*runtime, name));
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -132,9 +147,12 @@ int cmd_kernels(const std::vector<std::string>& args) {
     const KernelExplanation e = runtime->explain(name);
     std::string platforms;
     for (const auto& p : e.platforms) {
-      platforms += fmt::format("{}{}={}", platforms.empty() ? "" : ", ", p.platform, p.winner.impl_name);
+      platforms += fmt::format("{}{}={}", platforms.empty() ? "" : ", ",
+                               p.platform, p.winner.impl_name);
     }
-    std::cout << fmt::format("{}\n    {}\n", name, platforms.empty() ? "(no implementation)" : platforms);
+    std::cout << fmt::format(
+        "{}\n    {}\n", name,
+        platforms.empty() ? "(no implementation)" : platforms);
   }
   return kExitOk;
 }
@@ -151,7 +169,8 @@ int cmd_explain(const std::vector<std::string>& args) {
   positional.add("kernel", 1);
   po::variables_map vm;
   int code = kExitOk;
-  if (!parse("explain", "NAME [--json] [--plugin-path DIRS]", options, &positional, args, vm, &code)) {
+  if (!parse("explain", "NAME [--json] [--plugin-path DIRS]", options,
+             &positional, args, vm, &code)) {
     return code;
   }
   auto runtime = make_runtime(plugins);
@@ -161,7 +180,8 @@ int cmd_explain(const std::vector<std::string>& args) {
   }
   const KernelSchema& s = runtime->schema(name);
   std::cout << runtime->explain(name).to_text();
-  std::cout << fmt::format("  summary: {}\n  launch rule: {}\n  parameters:\n", s.summary(), s.launch_rule());
+  std::cout << fmt::format("  summary: {}\n  launch rule: {}\n  parameters:\n",
+                           s.summary(), s.launch_rule());
   for (const auto& p : s.params()) std::cout << "    " << param_text(p) << "\n";
   return kExitOk;
 }

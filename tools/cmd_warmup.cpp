@@ -7,9 +7,9 @@
 // worker writes the same persistent cache, whose entries are written
 // atomically, so the parent and later runs read every result.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -22,16 +22,20 @@ namespace {
 
 class ProgressBar {
  public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  explicit ProgressBar(bool enabled)
+      : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
   void update(std::size_t done, std::size_t total, const std::string& label) {
     if (!enabled_ || total == 0) return;
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * done / total);
     const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+            .count();
     std::string shown = label.substr(0, 60);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu keys %6.1fs %-60s", std::string(filled, '#').c_str(),
-                 std::string(kWidth - filled, '.').c_str(), done, total, seconds, shown.c_str());
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu keys %6.1fs %-60s",
+                 std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(), done, total,
+                 seconds, shown.c_str());
     if (done == total) std::fputc('\n', stderr);
     std::fflush(stderr);
   }
@@ -41,13 +45,15 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
 };
 
-// One line per key from a worker: "<index> <0|1 compiled> <0|1 failed> <error>".
+// One line per key from a worker: "<index> <0|1 compiled> <0|1 failed>
+// <error>".
 void write_line(int fd, std::size_t index, const WarmupKeyResult& r) {
   std::string error = r.error;
   for (char& c : error) {
     if (c == '\n') c = ' ';
   }
-  const std::string line = fmt::format("{} {} {} {}\n", index, r.compiled ? 1 : 0, r.failed ? 1 : 0, error);
+  const std::string line = fmt::format(
+      "{} {} {} {}\n", index, r.compiled ? 1 : 0, r.failed ? 1 : 0, error);
   std::size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = write(fd, line.data() + written, line.size() - written);
@@ -56,8 +62,9 @@ void write_line(int fd, std::size_t index, const WarmupKeyResult& r) {
   }
 }
 
-WarmupResult warm_in_processes(Runtime& runtime, const std::vector<CompileKey>& keys, unsigned jobs,
-                               ProgressBar& progress) {
+WarmupResult warm_in_processes(Runtime& runtime,
+                               const std::vector<CompileKey>& keys,
+                               unsigned jobs, ProgressBar& progress) {
   WarmupResult result;
   result.keys.resize(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -85,9 +92,12 @@ WarmupResult warm_in_processes(Runtime& runtime, const std::vector<CompileKey>& 
         index.push_back(i);
       }
       WarmupOptions options;
-      options.progress = [&](std::size_t done, std::size_t, const CompileKey&) { (void)done; };
+      options.progress = [&](std::size_t done, std::size_t, const CompileKey&) {
+        (void)done;
+      };
       const WarmupResult r = runtime.warmup_keys(mine, options);
-      for (std::size_t k = 0; k < r.keys.size(); ++k) write_line(fds[1], index[k], r.keys[k]);
+      for (std::size_t k = 0; k < r.keys.size(); ++k)
+        write_line(fds[1], index[k], r.keys[k]);
       close(fds[1]);
       _exit(0);
     }
@@ -101,12 +111,14 @@ WarmupResult warm_in_processes(Runtime& runtime, const std::vector<CompileKey>& 
   while (getline(&line, &capacity, in) > 0) {
     std::size_t index = 0;
     int compiled = 0, failed = 0, consumed = 0;
-    if (std::sscanf(line, "%zu %d %d %n", &index, &compiled, &failed, &consumed) < 3 ||
+    if (std::sscanf(line, "%zu %d %d %n", &index, &compiled, &failed,
+                    &consumed) < 3 ||
         index >= keys.size()) {
       continue;
     }
     std::string error(line + consumed);
-    while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
+    while (!error.empty() && (error.back() == '\n' || error.back() == ' '))
+      error.pop_back();
     result.keys[index].compiled = compiled != 0;
     result.keys[index].failed = failed != 0;
     result.keys[index].error = error;
@@ -124,7 +136,9 @@ WarmupResult warm_in_processes(Runtime& runtime, const std::vector<CompileKey>& 
       ++result.cached;
     }
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return result;
 }
 
@@ -138,20 +152,27 @@ int cmd_warmup(const std::vector<std::string>& args) {
   unsigned jobs = 1;
   bool json = false, quiet = false;
   plugins.add_to(options);
-  options.add_options()
-      ("manifest,m", po::value(&manifests)->required()->composing(), "warmup manifest (TOML); repeatable")
-      ("platform,p", po::value(&platform), "platform to warm (default: the target's, else the "
-                                           "manifest's, else the first that can launch)")
-      ("target,t", po::value(&target), "target such as cuda:sm_90, hip:gfx942, cpu:x86_64 "
-                                       "(default: the platform's device 0)")
-      ("cache-dir,c", po::value(&cache_dir), "persistent cache directory (default: $JITWARM_CACHE_DIR)")
-      ("jobs,j", po::value(&jobs), "compile this many keys at once")
-      ("parallel", po::value(&parallel), "how --jobs runs: processes (default) or threads")
-      ("json", po::bool_switch(&json), "print the result as JSON")
-      ("quiet,q", po::bool_switch(&quiet), "no progress bar");
+  options.add_options()("manifest,m",
+                        po::value(&manifests)->required()->composing(),
+                        "warmup manifest (TOML); repeatable")(
+      "platform,p", po::value(&platform),
+      "platform to warm (default: the target's, else the "
+      "manifest's, else the first that can launch)")(
+      "target,t", po::value(&target),
+      "target such as cuda:sm_90, hip:gfx942, cpu:x86_64 "
+      "(default: the platform's device 0)")(
+      "cache-dir,c", po::value(&cache_dir),
+      "persistent cache directory (default: $JITWARM_CACHE_DIR)")(
+      "jobs,j", po::value(&jobs), "compile this many keys at once")(
+      "parallel", po::value(&parallel),
+      "how --jobs runs: processes (default) or threads")(
+      "json", po::bool_switch(&json), "print the result as JSON")(
+      "quiet,q", po::bool_switch(&quiet), "no progress bar");
   po::variables_map vm;
   int code = kExitOk;
-  if (!parse("warmup", "--manifest FILE [--platform P] [--target T] [--cache-dir D] [--jobs N]",
+  if (!parse("warmup",
+             "--manifest FILE [--platform P] [--target T] [--cache-dir D] "
+             "[--jobs N]",
              options, nullptr, args, vm, &code)) {
     return code;
   }
@@ -171,15 +192,18 @@ int cmd_warmup(const std::vector<std::string>& args) {
   WarmupOptions warmup_options;
   warmup_options.platform = platform;
   warmup_options.target = target;
-  const std::vector<CompileKey> keys = runtime->warmup_plan(requests, warmup_options);
+  const std::vector<CompileKey> keys =
+      runtime->warmup_plan(requests, warmup_options);
 
   ProgressBar progress(!quiet && !json && stderr_is_terminal());
   WarmupResult result;
   if (jobs > 1 && parallel == "processes" && keys.size() > 1) {
-    result = warm_in_processes(*runtime, keys, std::min<unsigned>(jobs, keys.size()), progress);
+    result = warm_in_processes(*runtime, keys,
+                               std::min<unsigned>(jobs, keys.size()), progress);
   } else {
     warmup_options.jobs = std::max(1u, jobs);
-    warmup_options.progress = [&](std::size_t done, std::size_t total, const CompileKey& key) {
+    warmup_options.progress = [&](std::size_t done, std::size_t total,
+                                  const CompileKey& key) {
       progress.update(done, total, key.text());
     };
     result = runtime->warmup_keys(keys, warmup_options);
@@ -192,21 +216,29 @@ int cmd_warmup(const std::vector<std::string>& args) {
     j["cached"] = result.cached;
     j["failed"] = result.failed;
     j["seconds"] = result.seconds;
-    j["cache_dir"] = cache_dir.empty() ? (std::getenv("JITWARM_CACHE_DIR") ? std::getenv("JITWARM_CACHE_DIR") : "") : cache_dir;
+    j["cache_dir"] = cache_dir.empty() ? (std::getenv("JITWARM_CACHE_DIR")
+                                              ? std::getenv("JITWARM_CACHE_DIR")
+                                              : "")
+                                       : cache_dir;
     j["results"] = nlohmann::json::array();
     for (const auto& k : result.keys) {
-      j["results"].push_back({{"key", k.key_text}, {"hash", k.key_hash.hex()},
-                              {"status", k.failed ? "failed" : k.compiled ? "compiled" : "cached"},
+      j["results"].push_back({{"key", k.key_text},
+                              {"hash", k.key_hash.hex()},
+                              {"status", k.failed     ? "failed"
+                                         : k.compiled ? "compiled"
+                                                      : "cached"},
                               {"error", k.error}});
     }
     std::cout << j.dump(2) << "\n";
   } else {
     for (const auto& k : result.keys) {
-      if (k.failed) std::cerr << "FAILED " << k.key_text << "\n  " << k.error << "\n";
+      if (k.failed)
+        std::cerr << "FAILED " << k.key_text << "\n  " << k.error << "\n";
     }
-    std::cout << fmt::format("{} keys: {} compiled, {} already cached, {} failed in {:.2f} s\n",
-                             result.keys.size(), result.compiled, result.cached, result.failed,
-                             result.seconds);
+    std::cout << fmt::format(
+        "{} keys: {} compiled, {} already cached, {} failed in {:.2f} s\n",
+        result.keys.size(), result.compiled, result.cached, result.failed,
+        result.seconds);
   }
   return result.failed > 0 ? kExitFailures : kExitOk;
 }

@@ -36,9 +36,12 @@ JITWARM_EXPORT jw_status jw_runtime_create(jw_runtime** out_runtime) {
   });
 }
 
-JITWARM_EXPORT void jw_runtime_destroy(jw_runtime* runtime) { delete runtime; }
+JITWARM_EXPORT void jw_runtime_destroy(jw_runtime* runtime) {
+  delete runtime;
+}
 
-JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime, const char* search_path,
+JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime,
+                                                 const char* search_path,
                                                  int strict) {
   return c_guard([&] {
     require(runtime, "runtime");
@@ -57,7 +60,8 @@ JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime, const char
   });
 }
 
-JITWARM_EXPORT jw_status jw_runtime_load_plugin(jw_runtime* runtime, const char* path) {
+JITWARM_EXPORT jw_status jw_runtime_load_plugin(jw_runtime* runtime,
+                                                const char* path) {
   return c_guard([&] {
     require(runtime, "runtime");
     require(path, "path");
@@ -75,10 +79,13 @@ JITWARM_EXPORT jw_status jw_kernel_find(jw_runtime* runtime, const char* name,
   });
 }
 
-JITWARM_EXPORT void jw_kernel_release(jw_kernel_handle* kernel) { delete kernel; }
+JITWARM_EXPORT void jw_kernel_release(jw_kernel_handle* kernel) {
+  delete kernel;
+}
 
-JITWARM_EXPORT jw_status jw_kernel_launch(jw_kernel_handle* kernel, const char* platform,
-                                          int32_t device, const jw_arg_value* args,
+JITWARM_EXPORT jw_status jw_kernel_launch(jw_kernel_handle* kernel,
+                                          const char* platform, int32_t device,
+                                          const jw_arg_value* args,
                                           uint32_t num_args, void* stream) {
   return c_guard([&] {
     require(kernel, "kernel");
@@ -87,14 +94,14 @@ JITWARM_EXPORT jw_status jw_kernel_launch(jw_kernel_handle* kernel, const char* 
     if (platform != nullptr) options.platform = platform;
     options.device = device;
     options.stream = stream;
-    kernel->handle.launch(std::span<const jw_arg_value>(args, num_args), options);
+    kernel->handle.launch(std::span<const jw_arg_value>(args, num_args),
+                          options);
   });
 }
 
-JITWARM_EXPORT jw_status jw_register_kernels(jw_runtime* runtime,
-                                             const jw_kernel_override* overrides,
-                                             uint32_t num_overrides,
-                                             jw_registration** out_registration) {
+JITWARM_EXPORT jw_status jw_register_kernels(
+    jw_runtime* runtime, const jw_kernel_override* overrides,
+    uint32_t num_overrides, jw_registration** out_registration) {
   return c_guard([&] {
     require(runtime, "runtime");
     require(out_registration, "out_registration");
@@ -102,16 +109,18 @@ JITWARM_EXPORT jw_status jw_register_kernels(jw_runtime* runtime,
     std::vector<jitwarm::KernelOverride> list;
     for (uint32_t i = 0; i < num_overrides; ++i) {
       const jw_kernel_override& o = overrides[i];
-      if (o.struct_size < sizeof(jw_kernel_override) || o.kernel_name == nullptr) {
-        fail(JW_ERROR_INVALID_ARGUMENT, "override {}: bad struct_size or no kernel name", i);
+      if (o.struct_size < sizeof(jw_kernel_override) ||
+          o.kernel_name == nullptr) {
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "override {}: bad struct_size or no kernel name", i);
       }
       jitwarm::KernelOverride k;
       k.kernel_name = o.kernel_name;
       k.impl = o.impl;
       list.push_back(std::move(k));
     }
-    *out_registration =
-        new jw_registration{runtime->runtime.register_kernels(std::move(list), "C API")};
+    *out_registration = new jw_registration{
+        runtime->runtime.register_kernels(std::move(list), "C API")};
   });
 }
 

@@ -32,7 +32,9 @@ struct Hash128Hasher {
 
 struct CompileCache::Shard {
   mutable std::shared_mutex mutex;
-  std::unordered_map<Hash128, std::vector<std::unique_ptr<Entry>>, Hash128Hasher> map;
+  std::unordered_map<Hash128, std::vector<std::unique_ptr<Entry>>,
+                     Hash128Hasher>
+      map;
 
   Entry* find_locked(const CompileKey& key) const {
     auto it = map.find(key.hash());
@@ -59,7 +61,8 @@ const Artifact* CompileCache::find(const CompileKey& key) const {
   Shard& shard = shard_for(key);
   std::shared_lock lock(shard.mutex);
   Entry* e = shard.find_locked(key);
-  return e != nullptr && e->ready.load(std::memory_order_acquire) ? &e->artifact : nullptr;
+  return e != nullptr && e->ready.load(std::memory_order_acquire) ? &e->artifact
+                                                                  : nullptr;
 }
 
 CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
@@ -93,7 +96,8 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
     std::unique_lock lock(entry->mutex);
     // Waiters of a failed attempt share its error; the failed entry is then
     // unreachable, so the next call starts a fresh attempt.
-    entry->ready_cv.wait(lock, [&] { return entry->state != Entry::State::compiling; });
+    entry->ready_cv.wait(
+        lock, [&] { return entry->state != Entry::State::compiling; });
     if (entry->state == Entry::State::ready) return {&entry->artifact, false};
     std::rethrow_exception(entry->error);
   }
@@ -115,9 +119,10 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
       compiles_.fetch_add(1, std::memory_order_relaxed);
       artifact = compiler.compile();
       compile_nanoseconds_.fetch_add(
-          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now() - start)
-                                    .count()),
+          static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count()),
           std::memory_order_relaxed);
       if (fingerprint) {
         if (store_->store(key, *fingerprint, *artifact)) {

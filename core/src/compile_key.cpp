@@ -86,7 +86,8 @@ class Reader {
   void need(std::size_t n, const char* what) const {
     if (in_.size() - pos_ < n) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "compile key: truncated at byte {} (expected {})", pos_, what);
+                   "compile key: truncated at byte {} (expected {})", pos_,
+                   what);
     }
   }
   std::string_view in_;
@@ -103,10 +104,12 @@ IntSpec read_int_spec(Reader& r) {
   const uint8_t type = r.u8();
   const uint8_t cls = r.u8();
   if (type < JW_INT_I32 || type > JW_INT_U64) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: bad integer type {}", type);
+    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: bad integer type {}",
+                 type);
   }
   if (cls > JW_INT_CLASS_DIV16) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: bad integer class {}", cls);
+    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: bad integer class {}",
+                 cls);
   }
   s.type = static_cast<jw_int_type>(type);
   s.value_class = static_cast<jw_int_class>(cls);
@@ -120,13 +123,15 @@ IntSpec read_int_spec(Reader& r) {
 jw_float_type read_float_type(Reader& r) {
   const uint8_t t = r.u8();
   if (t != JW_FLOAT_F32 && t != JW_FLOAT_F64) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: bad float type {}", t);
+    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: bad float type {}",
+                 t);
   }
   return static_cast<jw_float_type>(t);
 }
 
 std::string encode(const std::string& kernel, const std::string& impl,
-                   const std::string& target, const std::vector<ParamSpec>& params) {
+                   const std::string& target,
+                   const std::vector<ParamSpec>& params) {
   Writer w;
   for (char c : kMagic) w.u8(static_cast<uint8_t>(c));
   w.u8(kFormatVersion);
@@ -144,12 +149,8 @@ std::string encode(const std::string& kernel, const std::string& impl,
         w.u8(static_cast<uint8_t>(p.stride_specs.size()));
         for (const IntSpec& s : p.stride_specs) write_int_spec(w, s);
         break;
-      case JW_PARAM_INT:
-        write_int_spec(w, p.int_spec);
-        break;
-      case JW_PARAM_FLOAT:
-        w.u8(static_cast<uint8_t>(p.float_type));
-        break;
+      case JW_PARAM_INT: write_int_spec(w, p.int_spec); break;
+      case JW_PARAM_FLOAT: w.u8(static_cast<uint8_t>(p.float_type)); break;
       case JW_PARAM_SCALAR:
         w.u8(static_cast<uint8_t>(p.scalar_kind));
         if (p.scalar_kind == JW_SCALAR_FLOAT) {
@@ -172,7 +173,9 @@ std::string encode(const std::string& kernel, const std::string& impl,
 }
 
 std::string int_spec_text(IntSpec s) {
-  std::string t = s.type == JW_INT_I32 ? "i32" : s.type == JW_INT_I64 ? "i64" : "u64";
+  std::string t = s.type == JW_INT_I32   ? "i32"
+                  : s.type == JW_INT_I64 ? "i64"
+                                         : "u64";
   if (s.value_class == JW_INT_CLASS_ONE) t += ":1";
   if (s.value_class == JW_INT_CLASS_DIV16) t += ":D";
   return t;
@@ -209,7 +212,9 @@ bool operator==(const ParamSpec& a, const ParamSpec& b) {
   return false;
 }
 
-std::string Hash128::hex() const { return fmt::format("{:016x}{:016x}", hi, lo); }
+std::string Hash128::hex() const {
+  return fmt::format("{:016x}{:016x}", hi, lo);
+}
 
 CompileKey::CompileKey(std::string kernel_name, std::string impl_name,
                        std::string target, std::vector<ParamSpec> params)
@@ -232,7 +237,8 @@ const ParamSpec* CompileKey::find_param(std::string_view name) const {
 
 std::string CompileKey::text() const {
   const auto dot = kernel_name_.rfind('.');
-  std::string out = dot == std::string::npos ? kernel_name_ : kernel_name_.substr(dot + 1);
+  std::string out =
+      dot == std::string::npos ? kernel_name_ : kernel_name_.substr(dot + 1);
   out += '[';
   out += target_;
   out += "](";
@@ -291,16 +297,16 @@ CompileKey CompileKey::decode(std::string_view encoding) {
   const uint8_t version = r.u8();
   if (version != kFormatVersion) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "compile key: format version {} (this build reads {})", version,
-                 kFormatVersion);
+                 "compile key: format version {} (this build reads {})",
+                 version, kFormatVersion);
   }
   std::string kernel = r.str("kernel name");
   std::string impl = r.str("implementation name");
   std::string target = r.str("target");
   const uint32_t count = r.u32();
   if (count > kMaxParams) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: {} parameters exceed {}",
-                 count, kMaxParams);
+    detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                 "compile key: {} parameters exceed {}", count, kMaxParams);
   }
   std::vector<ParamSpec> params;
   params.reserve(count);
@@ -318,30 +324,29 @@ CompileKey CompileKey::decode(std::string_view encoding) {
         const uint8_t dtype = r.u8();
         if (dtype_size(static_cast<jw_dtype>(dtype)) == 0) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "compile key: parameter '{}' has bad dtype {}", p.name, dtype);
+                       "compile key: parameter '{}' has bad dtype {}", p.name,
+                       dtype);
         }
         p.dtype = static_cast<jw_dtype>(dtype);
         const uint8_t alignment = r.u8();
         if (alignment > JW_ALIGN_NONE) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "compile key: parameter '{}' has bad alignment {}", p.name,
-                       alignment);
+                       "compile key: parameter '{}' has bad alignment {}",
+                       p.name, alignment);
         }
         p.alignment = static_cast<jw_alignment>(alignment);
         const uint8_t strides = r.u8();
         if (strides > JW_MAX_RANK) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "compile key: parameter '{}' has {} strides", p.name, strides);
+                       "compile key: parameter '{}' has {} strides", p.name,
+                       strides);
         }
-        for (uint8_t s = 0; s < strides; ++s) p.stride_specs.push_back(read_int_spec(r));
+        for (uint8_t s = 0; s < strides; ++s)
+          p.stride_specs.push_back(read_int_spec(r));
         break;
       }
-      case JW_PARAM_INT:
-        p.int_spec = read_int_spec(r);
-        break;
-      case JW_PARAM_FLOAT:
-        p.float_type = read_float_type(r);
-        break;
+      case JW_PARAM_INT: p.int_spec = read_int_spec(r); break;
+      case JW_PARAM_FLOAT: p.float_type = read_float_type(r); break;
       case JW_PARAM_SCALAR: {
         const uint8_t sk = r.u8();
         if (sk == JW_SCALAR_FLOAT) {
@@ -352,7 +357,8 @@ CompileKey CompileKey::decode(std::string_view encoding) {
           p.int_spec = read_int_spec(r);
         } else {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "compile key: parameter '{}' has bad scalar kind {}", p.name, sk);
+                       "compile key: parameter '{}' has bad scalar kind {}",
+                       p.name, sk);
         }
         break;
       }
@@ -360,7 +366,8 @@ CompileKey CompileKey::decode(std::string_view encoding) {
         const uint8_t sk = r.u8();
         if (sk < JW_SCALAR_INT || sk > JW_SCALAR_BOOL) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "compile key: constexpr '{}' has bad kind {}", p.name, sk);
+                       "compile key: constexpr '{}' has bad kind {}", p.name,
+                       sk);
         }
         p.constexpr_value.kind = static_cast<jw_scalar_kind>(sk);
         p.constexpr_value.value.u = r.u64();
@@ -373,8 +380,8 @@ CompileKey CompileKey::decode(std::string_view encoding) {
         }
         if (sk == JW_SCALAR_BOOL && p.constexpr_value.value.u > 1) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "compile key: constexpr '{}' is a bool with value {}", p.name,
-                       p.constexpr_value.value.u);
+                       "compile key: constexpr '{}' is a bool with value {}",
+                       p.name, p.constexpr_value.value.u);
         }
         break;
       }
@@ -391,7 +398,8 @@ CompileKey CompileKey::decode(std::string_view encoding) {
   // Canonical means one encoding per key: anything that re-encodes
   // differently (e.g. a uint constexpr that fits int64) is rejected.
   if (key.encoding() != encoding) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "compile key: not in canonical form");
+    detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                 "compile key: not in canonical form");
   }
   return key;
 }

@@ -147,15 +147,16 @@ uint64_t parse_byte_size(std::string_view text) {
   if (text.empty()) fail(JW_ERROR_INVALID_ARGUMENT, "size has no digits");
   for (char c : text) {
     if (c < '0' || c > '9') {
-      fail(JW_ERROR_INVALID_ARGUMENT, "bad size '{}': use bytes or a K/M/G suffix", text);
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "bad size '{}': use bytes or a K/M/G suffix", text);
     }
     value = value * 10 + static_cast<uint64_t>(c - '0');
   }
   return value * multiplier;
 }
 
-DiskCache::DiskCache(fs::path directory, fs::path system_directory, uint64_t max_bytes,
-                     const Logger* logger)
+DiskCache::DiskCache(fs::path directory, fs::path system_directory,
+                     uint64_t max_bytes, const Logger* logger)
     : directory_(std::move(directory)),
       system_directory_(std::move(system_directory)),
       max_bytes_(max_bytes),
@@ -163,32 +164,37 @@ DiskCache::DiskCache(fs::path directory, fs::path system_directory, uint64_t max
   std::error_code ec;
   fs::create_directories(directory_ / "v1", ec);
   if (ec) {
-    fail(JW_ERROR_IO, "cannot create cache directory {}: {}", directory_.string(),
-         ec.message());
+    fail(JW_ERROR_IO, "cannot create cache directory {}: {}",
+         directory_.string(), ec.message());
   }
 }
 
-fs::path DiskCache::entry_path(const CompileKey& key, std::string_view fingerprint) const {
+fs::path DiskCache::entry_path(const CompileKey& key,
+                               std::string_view fingerprint) const {
   const std::string name = entry_name(key, fingerprint);
-  return directory_ / "v1" / name.substr(0, 2) / (name + std::string(kEntrySuffix));
+  return directory_ / "v1" / name.substr(0, 2) /
+         (name + std::string(kEntrySuffix));
 }
 
-std::optional<Artifact> DiskCache::read_entry(const fs::path& path, const CompileKey& key,
+std::optional<Artifact> DiskCache::read_entry(const fs::path& path,
+                                              const CompileKey& key,
                                               std::string_view fingerprint,
                                               bool* rejected) const {
   std::optional<std::string> bytes = read_file(path);
   if (!bytes) return std::nullopt;  // absent: a plain miss
   std::string why;
   std::optional<ParsedEntry> e = parse(*bytes, &why);
-  if (e && (e->key_encoding != key.encoding() || e->fingerprint != fingerprint)) {
+  if (e &&
+      (e->key_encoding != key.encoding() || e->fingerprint != fingerprint)) {
     e.reset();
     why = "it belongs to another key or build (hash collision or stale entry)";
   }
   if (!e) {
     if (rejected != nullptr) *rejected = true;
     if (logger_ != nullptr) {
-      logger_->log(JW_LOG_WARNING, fmt::format("cache entry {} ignored: {}; compiling {}",
-                                               path.string(), why, key.text()));
+      logger_->log(JW_LOG_WARNING,
+                   fmt::format("cache entry {} ignored: {}; compiling {}",
+                               path.string(), why, key.text()));
     }
     return std::nullopt;
   }
@@ -199,28 +205,32 @@ std::optional<Artifact> DiskCache::read_entry(const fs::path& path, const Compil
   return a;
 }
 
-std::optional<Artifact> DiskCache::load(const CompileKey& key, std::string_view fingerprint,
+std::optional<Artifact> DiskCache::load(const CompileKey& key,
+                                        std::string_view fingerprint,
                                         bool* rejected) {
   const fs::path path = entry_path(key, fingerprint);
   if (auto a = read_entry(path, key, fingerprint, rejected)) {
     std::error_code ec;
-    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // LRU touch
+    fs::last_write_time(path, fs::file_time_type::clock::now(),
+                        ec);  // LRU touch
     return a;
   }
   if (!system_directory_.empty()) {
-    const fs::path system_path = system_directory_ / path.lexically_relative(directory_);
+    const fs::path system_path =
+        system_directory_ / path.lexically_relative(directory_);
     if (auto a = read_entry(system_path, key, fingerprint, rejected)) return a;
   }
   return std::nullopt;
 }
 
-bool DiskCache::write_atomically(const fs::path& path, const std::string& bytes) {
+bool DiskCache::write_atomically(const fs::path& path,
+                                 const std::string& bytes) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   static thread_local std::mt19937_64 rng(std::random_device{}());
-  const fs::path temp =
-      path.parent_path() / fmt::format(".{}.tmp.{}.{:x}", path.filename().string(),
-                                       static_cast<long>(getpid()), rng());
+  const fs::path temp = path.parent_path() /
+                        fmt::format(".{}.tmp.{}.{:x}", path.filename().string(),
+                                    static_cast<long>(getpid()), rng());
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -228,8 +238,9 @@ bool DiskCache::write_atomically(const fs::path& path, const std::string& bytes)
     if (!out) {
       fs::remove(temp, ec);
       if (logger_ != nullptr) {
-        logger_->log(JW_LOG_WARNING, fmt::format("cannot write cache entry {}: {}",
-                                                 temp.string(), std::strerror(errno)));
+        logger_->log(JW_LOG_WARNING,
+                     fmt::format("cannot write cache entry {}: {}",
+                                 temp.string(), std::strerror(errno)));
       }
       return false;
     }
@@ -247,7 +258,8 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
   const std::string bytes = serialize(key, fingerprint, artifact);
   if (!write_atomically(entry_path(key, fingerprint), bytes)) return false;
   if (max_bytes_ != 0 &&
-      written_since_prune_.fetch_add(bytes.size()) + bytes.size() > max_bytes_ / 8) {
+      written_since_prune_.fetch_add(bytes.size()) + bytes.size() >
+          max_bytes_ / 8) {
     written_since_prune_.store(0);
     prune(max_bytes_);
   }
@@ -256,7 +268,8 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
 
 std::optional<std::string> DiskCache::get_blob(std::string_view key) {
   const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  const fs::path path = directory_ / "blobs" / fmt::format("{:016x}{:016x}", h.high64, h.low64);
+  const fs::path path =
+      directory_ / "blobs" / fmt::format("{:016x}{:016x}", h.high64, h.low64);
   std::optional<std::string> bytes = read_file(path);
   if (!bytes || bytes->size() < key.size() + 8) return std::nullopt;
   // Stored as: key length, key, value — a collision can never return
@@ -273,14 +286,15 @@ bool DiskCache::put_blob(std::string_view key, std::string_view value) {
   put_field(bytes, key);
   bytes.append(value);
   return write_atomically(
-      directory_ / "blobs" / fmt::format("{:016x}{:016x}", h.high64, h.low64), bytes);
+      directory_ / "blobs" / fmt::format("{:016x}{:016x}", h.high64, h.low64),
+      bytes);
 }
 
 DiskCacheStats DiskCache::stats() const {
   DiskCacheStats s;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(directory_ / "v1", ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(directory_ / "v1", ec), end;
+       !ec && it != end; it.increment(ec)) {
     if (!is_entry_file(*it)) continue;
     ++s.entries;
     s.bytes += it->file_size(ec);
@@ -291,8 +305,8 @@ DiskCacheStats DiskCache::stats() const {
 DiskCacheStats DiskCache::verify() const {
   DiskCacheStats s;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(directory_ / "v1", ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(directory_ / "v1", ec), end;
+       !ec && it != end; it.increment(ec)) {
     if (!is_entry_file(*it)) continue;
     ++s.entries;
     s.bytes += it->file_size(ec);
@@ -329,8 +343,8 @@ std::size_t DiskCache::prune(uint64_t budget) {
   std::vector<File> files;
   uint64_t total = 0;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(directory_ / "v1", ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(directory_ / "v1", ec), end;
+       !ec && it != end; it.increment(ec)) {
     if (!is_entry_file(*it)) continue;
     File f{it->path(), it->last_write_time(ec), it->file_size(ec)};
     total += f.size;

@@ -35,10 +35,12 @@ class DiskCache : public ArtifactStore {
 
   // `directory` is created when missing. `system_directory` (may be empty) is
   // only ever read. `max_bytes` 0 = no budget.
-  DiskCache(std::filesystem::path directory, std::filesystem::path system_directory,
-            uint64_t max_bytes, const Logger* logger);
+  DiskCache(std::filesystem::path directory,
+            std::filesystem::path system_directory, uint64_t max_bytes,
+            const Logger* logger);
 
-  std::optional<Artifact> load(const CompileKey& key, std::string_view fingerprint,
+  std::optional<Artifact> load(const CompileKey& key,
+                               std::string_view fingerprint,
                                bool* rejected) override;
   bool store(const CompileKey& key, std::string_view fingerprint,
              const Artifact& artifact) override;
@@ -55,13 +57,16 @@ class DiskCache : public ArtifactStore {
   std::size_t prune(uint64_t budget = 0);
 
   const std::filesystem::path& directory() const { return directory_; }
-  std::filesystem::path entry_path(const CompileKey& key, std::string_view fingerprint) const;
+  std::filesystem::path entry_path(const CompileKey& key,
+                                   std::string_view fingerprint) const;
 
  private:
   std::optional<Artifact> read_entry(const std::filesystem::path& path,
-                                     const CompileKey& key, std::string_view fingerprint,
+                                     const CompileKey& key,
+                                     std::string_view fingerprint,
                                      bool* rejected) const;
-  bool write_atomically(const std::filesystem::path& path, const std::string& bytes);
+  bool write_atomically(const std::filesystem::path& path,
+                        const std::string& bytes);
 
   std::filesystem::path directory_;
   std::filesystem::path system_directory_;

@@ -5,17 +5,21 @@ namespace {
 thread_local std::string t_last_error;
 }  // namespace
 
-void set_last_error(std::string message) { t_last_error = std::move(message); }
+void set_last_error(std::string message) {
+  t_last_error = std::move(message);
+}
 
-const char* last_error() { return t_last_error.c_str(); }
+const char* last_error() {
+  return t_last_error.c_str();
+}
 
 void check_plugin_status(jw_status status, std::string_view what) {
   if (status == JW_OK) return;
   std::string detail = t_last_error;
   t_last_error.clear();
   if (detail.empty()) detail = "no detail given";
-  throw Error(status, fmt::format("{}: {} ({})", what, detail,
-                                  jw_status_name(status)));
+  throw Error(status,
+              fmt::format("{}: {} ({})", what, detail, jw_status_name(status)));
 }
 
 jw_text_sink TextCollector::sink() {
@@ -23,7 +27,8 @@ jw_text_sink TextCollector::sink() {
   s.struct_size = sizeof(jw_text_sink);
   s.ctx = this;
   s.append = [](void* ctx, const char* text, size_t length) {
-    if (text != nullptr) static_cast<TextCollector*>(ctx)->text.append(text, length);
+    if (text != nullptr)
+      static_cast<TextCollector*>(ctx)->text.append(text, length);
   };
   return s;
 }
@@ -55,6 +60,8 @@ JITWARM_EXPORT const char* jw_status_name(jw_status status) {
   return "unknown status";
 }
 
-JITWARM_EXPORT uint32_t jw_abi_version(void) { return JITWARM_ABI_VERSION; }
+JITWARM_EXPORT uint32_t jw_abi_version(void) {
+  return JITWARM_ABI_VERSION;
+}
 
 }  // extern "C"

@@ -31,9 +31,10 @@ namespace {
 
 using detail::fail;
 
-[[noreturn]] void bad(const std::string& source, const toml::node& node, const std::string& what) {
-  fail(JW_ERROR_INVALID_ARGUMENT, "{}:{}:{}: {}", source, node.source().begin.line,
-       node.source().begin.column, what);
+[[noreturn]] void bad(const std::string& source, const toml::node& node,
+                      const std::string& what) {
+  fail(JW_ERROR_INVALID_ARGUMENT, "{}:{}:{}: {}", source,
+       node.source().begin.line, node.source().begin.column, what);
 }
 
 // "123", "-5", "18446744073709551615": integers too large for TOML's int64.
@@ -52,12 +53,13 @@ std::optional<__int128> parse_integer_text(std::string_view text) {
   return negative ? -value : value;
 }
 
-void parse_value(const std::string& source, const toml::node& node, std::vector<WarmupValue>& out,
-                 std::vector<IntRange>* ranges);
+void parse_value(const std::string& source, const toml::node& node,
+                 std::vector<WarmupValue>& out, std::vector<IntRange>* ranges);
 
 // toml++ tables iterate in key order; axes and zip groups must keep the
 // order of the file, because keys are produced (and deduplicated) in it.
-std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml::table& t) {
+std::vector<std::pair<std::string, const toml::node*>> in_file_order(
+    const toml::table& t) {
   std::vector<std::pair<std::string, const toml::node*>> out;
   for (const auto& [k, v] : t) out.emplace_back(std::string(k.str()), &v);
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
@@ -68,13 +70,15 @@ std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml:
   return out;
 }
 
-std::vector<WarmupValue> list_of(const std::string& source, const toml::node& node) {
+std::vector<WarmupValue> list_of(const std::string& source,
+                                 const toml::node& node) {
   std::vector<WarmupValue> out;
   parse_value(source, node, out, nullptr);
   return out;
 }
 
-std::vector<TensorChoice> tensor_choices(const std::string& source, const toml::table& t) {
+std::vector<TensorChoice> tensor_choices(const std::string& source,
+                                         const toml::table& t) {
   std::vector<jw_dtype> dtypes;
   std::vector<bool> aligned;
   std::vector<std::vector<int64_t>> strides;
@@ -83,7 +87,8 @@ std::vector<TensorChoice> tensor_choices(const std::string& source, const toml::
     if (key == "dtype") {
       const auto add = [&](const toml::node& n) {
         const auto* s = n.as_string();
-        if (s == nullptr) bad(source, n, "dtype must be a string such as \"float16\"");
+        if (s == nullptr)
+          bad(source, n, "dtype must be a string such as \"float16\"");
         auto d = parse_dtype(s->get());
         if (!d) bad(source, n, fmt::format("unknown dtype '{}'", s->get()));
         dtypes.push_back(*d);
@@ -106,7 +111,8 @@ std::vector<TensorChoice> tensor_choices(const std::string& source, const toml::
       }
     } else if (key == "strides") {
       const auto* a = v.as_array();
-      if (a == nullptr) bad(source, v, "strides must be a list of lists of integers");
+      if (a == nullptr)
+        bad(source, v, "strides must be a list of lists of integers");
       const auto add = [&](const toml::array& list) {
         std::vector<int64_t> s;
         for (const auto& n : list) {
@@ -122,7 +128,9 @@ std::vector<TensorChoice> tensor_choices(const std::string& source, const toml::
         add(*a);
       }
     } else {
-      bad(source, v, fmt::format("unknown tensor field '{}' (use dtype, aligned, strides)", key));
+      bad(source, v,
+          fmt::format("unknown tensor field '{}' (use dtype, aligned, strides)",
+                      key));
     }
   }
   if (dtypes.empty()) dtypes.push_back(JW_DTYPE_INVALID);  // follow the schema
@@ -137,8 +145,8 @@ std::vector<TensorChoice> tensor_choices(const std::string& source, const toml::
   return out;
 }
 
-void parse_value(const std::string& source, const toml::node& node, std::vector<WarmupValue>& out,
-                 std::vector<IntRange>* ranges) {
+void parse_value(const std::string& source, const toml::node& node,
+                 std::vector<WarmupValue>& out, std::vector<IntRange>* ranges) {
   if (const auto* i = node.as_integer()) {
     out.emplace_back(__int128{i->get()});
   } else if (const auto* f = node.as_floating_point()) {
@@ -151,7 +159,8 @@ void parse_value(const std::string& source, const toml::node& node, std::vector<
     } else if (auto big = parse_integer_text(s->get())) {
       out.emplace_back(*big);
     } else {
-      bad(source, node, fmt::format("'{}' is neither a dtype nor an integer", s->get()));
+      bad(source, node,
+          fmt::format("'{}' is neither a dtype nor an integer", s->get()));
     }
   } else if (const auto* a = node.as_array()) {
     for (const auto& n : *a) {
@@ -168,18 +177,21 @@ void parse_value(const std::string& source, const toml::node& node, std::vector<
           if (ranges == nullptr) bad(source, v, "a range cannot be used here");
           const auto* a = v.as_array();
           if (a == nullptr || a->size() < 2 || a->size() > 3) {
-            bad(source, v, "range must be [start, stop] or [start, stop, step]");
+            bad(source, v,
+                "range must be [start, stop] or [start, stop, step]");
           }
           int64_t parts[3] = {0, 0, 1};
           for (std::size_t p = 0; p < a->size(); ++p) {
             const auto* i = (*a)[p].as_integer();
-            if (i == nullptr) bad(source, (*a)[p], "range bounds must be integers");
+            if (i == nullptr)
+              bad(source, (*a)[p], "range bounds must be integers");
             parts[p] = i->get();
           }
           if (parts[2] <= 0) bad(source, v, "range step must be positive");
           ranges->push_back(IntRange{parts[0], parts[1], parts[2]});
         } else {
-          bad(source, v, fmt::format("unknown field '{}' (use range or values)", key));
+          bad(source, v,
+              fmt::format("unknown field '{}' (use range or values)", key));
         }
       }
     } else {
@@ -196,7 +208,8 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
     const std::string key(key_name.str());
     if (key == "name") {
       const auto* s = v.as_string();
-      if (s == nullptr || s->get().empty()) bad(source, v, "name must be a kernel name");
+      if (s == nullptr || s->get().empty())
+        bad(source, v, "name must be a kernel name");
       r.kernel_name = s->get();
     } else if (key == "platform") {
       const auto* s = v.as_string();
@@ -212,10 +225,12 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
       }
     } else if (key == "zip") {
       const auto* a = v.as_array();
-      if (a == nullptr) bad(source, v, "zip must be a list of tables ([[kernel.zip]])");
+      if (a == nullptr)
+        bad(source, v, "zip must be a list of tables ([[kernel.zip]])");
       for (const auto& group_node : *a) {
         const auto* group = group_node.as_table();
-        if (group == nullptr) bad(source, group_node, "each zip group is a table");
+        if (group == nullptr)
+          bad(source, group_node, "each zip group is a table");
         std::vector<std::pair<std::string, WarmupAxis>> zipped;
         for (const auto& [pname, pv] : in_file_order(*group)) {
           WarmupAxis axis;
@@ -226,21 +241,27 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
       }
     } else if (key == "exclude") {
       const auto* a = v.as_array();
-      if (a == nullptr) bad(source, v, "exclude must be a list of tables ([[kernel.exclude]])");
+      if (a == nullptr)
+        bad(source, v, "exclude must be a list of tables ([[kernel.exclude]])");
       for (const auto& rule_node : *a) {
         const auto* rule = rule_node.as_table();
-        if (rule == nullptr) bad(source, rule_node, "each exclude rule is a table");
+        if (rule == nullptr)
+          bad(source, rule_node, "each exclude rule is a table");
         std::vector<std::pair<std::string, WarmupValue>> entries;
         for (const auto& [pname, pv] : *rule) {
           auto values = list_of(source, pv);
-          if (values.size() != 1) bad(source, pv, "an exclude rule gives one value per parameter");
-          entries.emplace_back(std::string(pname.str()), std::move(values.front()));
+          if (values.size() != 1)
+            bad(source, pv, "an exclude rule gives one value per parameter");
+          entries.emplace_back(std::string(pname.str()),
+                               std::move(values.front()));
         }
         r.exclude.push_back(std::move(entries));
       }
     } else {
-      bad(source, v, fmt::format("unknown kernel field '{}' (use name, platform, params, zip, exclude)",
-                                 key));
+      bad(source, v,
+          fmt::format("unknown kernel field '{}' (use name, platform, params, "
+                      "zip, exclude)",
+                      key));
     }
   }
   if (r.kernel_name.empty()) bad(source, k, "a [[kernel]] entry needs a name");
@@ -255,13 +276,14 @@ std::string toml_int(__int128 v) {
 
 }  // namespace
 
-WarmupManifest parse_warmup_manifest(std::string_view toml_text, const std::string& source_name) {
+WarmupManifest parse_warmup_manifest(std::string_view toml_text,
+                                     const std::string& source_name) {
   toml::table root;
   try {
     root = toml::parse(toml_text, source_name);
   } catch (const toml::parse_error& e) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "{}:{}:{}: {}", source_name, e.source().begin.line,
-         e.source().begin.column, e.description());
+    fail(JW_ERROR_INVALID_ARGUMENT, "{}:{}:{}: {}", source_name,
+         e.source().begin.line, e.source().begin.column, e.description());
   }
   WarmupManifest manifest;
   manifest.source = source_name;
@@ -270,18 +292,22 @@ WarmupManifest parse_warmup_manifest(std::string_view toml_text, const std::stri
     if (key == "version") {
       const auto* i = v.as_integer();
       if (i == nullptr || i->get() != 1) {
-        bad(source_name, v, "unsupported manifest version (this build reads version 1)");
+        bad(source_name, v,
+            "unsupported manifest version (this build reads version 1)");
       }
     } else if (key == "kernel") {
       const auto* a = v.as_array();
-      if (a == nullptr) bad(source_name, v, "kernel must be a list of tables ([[kernel]])");
+      if (a == nullptr)
+        bad(source_name, v, "kernel must be a list of tables ([[kernel]])");
       for (const auto& n : *a) {
         const auto* t = n.as_table();
         if (t == nullptr) bad(source_name, n, "each [[kernel]] is a table");
         manifest.requests.push_back(parse_kernel(source_name, *t));
       }
     } else {
-      bad(source_name, v, fmt::format("unknown top-level field '{}' (use version, kernel)", key));
+      bad(source_name, v,
+          fmt::format("unknown top-level field '{}' (use version, kernel)",
+                      key));
     }
   }
   return manifest;
@@ -295,7 +321,8 @@ WarmupManifest load_warmup_manifest(const std::string& path) {
   return parse_warmup_manifest(ss.str(), path);
 }
 
-std::string manifest_entry_for_key(const KernelSchema& schema, const CompileKey& key,
+std::string manifest_entry_for_key(const KernelSchema& schema,
+                                   const CompileKey& key,
                                    std::string_view platform) {
   WarmupInputs inputs = warmup_inputs_for(schema, key);  // also checks the key
   std::string params;
@@ -305,11 +332,13 @@ std::string manifest_entry_for_key(const KernelSchema& schema, const CompileKey&
     std::string value;
     if (a.kind == JW_VALUE_WARMUP_TENSOR) {
       const jw_tensor_meta& m = *a.value.meta;
-      value = fmt::format("{{ dtype = \"{}\", aligned = {}", dtype_name(m.dtype),
-                          (m.flags & JW_TENSOR_ALIGNED_16) != 0 ? "true" : "false");
+      value =
+          fmt::format("{{ dtype = \"{}\", aligned = {}", dtype_name(m.dtype),
+                      (m.flags & JW_TENSOR_ALIGNED_16) != 0 ? "true" : "false");
       if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
         value += ", strides = [[";
-        for (uint32_t d = 0; d < m.rank; ++d) value += (d ? ", " : "") + std::to_string(m.strides[d]);
+        for (uint32_t d = 0; d < m.rank; ++d)
+          value += (d ? ", " : "") + std::to_string(m.strides[d]);
         value += "]]";
       }
       value += " }";
@@ -317,17 +346,23 @@ std::string manifest_entry_for_key(const KernelSchema& schema, const CompileKey&
       const jw_scalar& s = a.value.scalar;
       switch (s.kind) {
         case JW_SCALAR_INT: value = toml_int(s.value.i); break;
-        case JW_SCALAR_UINT: value = toml_int(static_cast<__int128>(s.value.u)); break;
+        case JW_SCALAR_UINT:
+          value = toml_int(static_cast<__int128>(s.value.u));
+          break;
         case JW_SCALAR_FLOAT: value = fmt::format("{:.17g}", s.value.f); break;
         case JW_SCALAR_BOOL: value = s.value.i != 0 ? "true" : "false"; break;
         default: value = "0"; break;
       }
-      if (s.kind == JW_SCALAR_FLOAT && value.find_first_of(".eEn") == std::string::npos) value += ".0";
+      if (s.kind == JW_SCALAR_FLOAT &&
+          value.find_first_of(".eEn") == std::string::npos)
+        value += ".0";
     }
-    params += fmt::format("{}{} = {}", params.empty() ? "" : ", ", p.name, value);
+    params +=
+        fmt::format("{}{} = {}", params.empty() ? "" : ", ", p.name, value);
   }
-  return fmt::format("# {}\n[[kernel]]\nname = \"{}\"\nplatform = \"{}\"\nparams = {{ {} }}\n",
-                     key.text(), schema.name(), platform, params);
+  return fmt::format(
+      "# {}\n[[kernel]]\nname = \"{}\"\nplatform = \"{}\"\nparams = {{ {} }}\n",
+      key.text(), schema.name(), platform, params);
 }
 
 }  // namespace jitwarm

@@ -44,7 +44,9 @@ class PluginLibrary {
 
 namespace {
 
-PluginLibrary& library_of(void* ctx) { return *static_cast<PluginLibrary*>(ctx); }
+PluginLibrary& library_of(void* ctx) {
+  return *static_cast<PluginLibrary*>(ctx);
+}
 
 // Host callbacks: each is a C entry point, so each is guarded.
 void host_log(void* ctx, jw_log_level level, const char* message) {
@@ -52,7 +54,8 @@ void host_log(void* ctx, jw_log_level level, const char* message) {
   const std::string name = lib.api_ != nullptr && lib.api_->name != nullptr
                                ? lib.api_->name
                                : fs::path(lib.path_).filename().string();
-  lib.runtime_.logger.log(level, fmt::format("[{}] {}", name, message ? message : ""));
+  lib.runtime_.logger.log(level,
+                          fmt::format("[{}] {}", name, message ? message : ""));
 }
 
 void host_set_error(void*, const char* message) {
@@ -82,13 +85,14 @@ jw_status host_define_schema(void* ctx, const jw_kernel_schema* schema) {
   auto& lib = library_of(ctx);
   return staged(lib, [&] {
     RegistrationStaging& staging = staging_of(lib);
-    if (schema == nullptr) fail(JW_ERROR_INVALID_ARGUMENT, "define_schema: schema is null");
+    if (schema == nullptr)
+      fail(JW_ERROR_INVALID_ARGUMENT, "define_schema: schema is null");
     KernelSchema s = KernelSchema::from_c(*schema, lib.path_);
     lib.runtime_.registry.check_schema_is_new(s.name(), lib.path_);
     for (const auto& other : staging.schemas) {
       if (other.name() == s.name()) {
-        fail(JW_ERROR_ALREADY_EXISTS, "kernel schema {} is defined twice by {}", s.name(),
-             lib.path_);
+        fail(JW_ERROR_ALREADY_EXISTS, "kernel schema {} is defined twice by {}",
+             s.name(), lib.path_);
       }
     }
     staging.schemas.push_back(std::move(s));
@@ -99,7 +103,8 @@ jw_status host_register_impl(void* ctx, const jw_kernel_impl* impl) {
   auto& lib = library_of(ctx);
   return staged(lib, [&] {
     RegistrationStaging& staging = staging_of(lib);
-    if (impl == nullptr) fail(JW_ERROR_INVALID_ARGUMENT, "register_impl: impl is null");
+    if (impl == nullptr)
+      fail(JW_ERROR_INVALID_ARGUMENT, "register_impl: impl is null");
     staging.impls.push_back(ImplRecord::from_c(*impl, lib.path_, *lib.self_));
   });
 }
@@ -108,17 +113,23 @@ jw_status host_register_platform(void* ctx, const jw_platform_desc* platform) {
   auto& lib = library_of(ctx);
   return staged(lib, [&] {
     RegistrationStaging& staging = staging_of(lib);
-    if (platform == nullptr || platform->name == nullptr || *platform->name == '\0') {
-      fail(JW_ERROR_INVALID_ARGUMENT, "register_platform: a platform needs a name");
+    if (platform == nullptr || platform->name == nullptr ||
+        *platform->name == '\0') {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "register_platform: a platform needs a name");
     }
-    if (platform->struct_size < offsetof(jw_platform_desc, synchronize) + sizeof(void*)) {
-      fail(JW_ERROR_INVALID_ARGUMENT, "register_platform {}: struct_size {} is too small",
-           platform->name, platform->struct_size);
+    if (platform->struct_size <
+        offsetof(jw_platform_desc, synchronize) + sizeof(void*)) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "register_platform {}: struct_size {} is too small", platform->name,
+           platform->struct_size);
     }
-    if (platform->capabilities == nullptr || platform->device_count == nullptr ||
+    if (platform->capabilities == nullptr ||
+        platform->device_count == nullptr ||
         platform->device_target == nullptr) {
       fail(JW_ERROR_INVALID_ARGUMENT,
-           "register_platform {}: capabilities, device_count and device_target are required",
+           "register_platform {}: capabilities, device_count and device_target "
+           "are required",
            platform->name);
     }
     if (auto existing = lib.runtime_.find_platform(platform->name)) {
@@ -135,25 +146,30 @@ jw_status host_register_platform(void* ctx, const jw_platform_desc* platform) {
   });
 }
 
-jw_status host_cache_get(void* ctx, const void* key, size_t key_size, const jw_text_sink* out) {
+jw_status host_cache_get(void* ctx, const void* key, size_t key_size,
+                         const jw_text_sink* out) {
   auto& lib = library_of(ctx);
   return c_guard([&] {
     auto disk = lib.runtime_.disk_cache;
     std::optional<std::string> value;
-    if (disk) value = disk->get_blob(std::string_view(static_cast<const char*>(key), key_size));
+    if (disk)
+      value = disk->get_blob(
+          std::string_view(static_cast<const char*>(key), key_size));
     if (!value) fail(JW_ERROR_NOT_FOUND, "not in the plugin byte cache");
-    if (out != nullptr && out->append != nullptr) out->append(out->ctx, value->data(), value->size());
+    if (out != nullptr && out->append != nullptr)
+      out->append(out->ctx, value->data(), value->size());
   });
 }
 
-jw_status host_cache_put(void* ctx, const void* key, size_t key_size, const void* value,
-                         size_t value_size) {
+jw_status host_cache_put(void* ctx, const void* key, size_t key_size,
+                         const void* value, size_t value_size) {
   auto& lib = library_of(ctx);
   return c_guard([&] {
     auto disk = lib.runtime_.disk_cache;
     if (disk) {
-      disk->put_blob(std::string_view(static_cast<const char*>(key), key_size),
-                     std::string_view(static_cast<const char*>(value), value_size));
+      disk->put_blob(
+          std::string_view(static_cast<const char*>(key), key_size),
+          std::string_view(static_cast<const char*>(value), value_size));
     }
   });
 }
@@ -165,12 +181,14 @@ const char* host_get_config(void* ctx, const char* name) {
   std::string variable = "JITWARM_";
   for (const char* p = name; *p != '\0'; ++p) {
     const char c = *p;
-    variable += (c == '.' || c == '-') ? '_' : static_cast<char>(std::toupper(c));
+    variable +=
+        (c == '.' || c == '-') ? '_' : static_cast<char>(std::toupper(c));
   }
   const char* value = std::getenv(variable.c_str());
   if (value == nullptr) return nullptr;
   std::lock_guard lock(lib.config_mutex_);
-  return lib.config_values_.insert_or_assign(variable, value).first->second.c_str();
+  return lib.config_values_.insert_or_assign(variable, value)
+      .first->second.c_str();
 }
 
 struct ElfCheck {
@@ -183,8 +201,8 @@ ElfCheck check_elf(const std::string& path) {
   if (!in) return {false, "cannot be read"};
   unsigned char header[64] = {};
   in.read(reinterpret_cast<char*>(header), sizeof(header));
-  if (in.gcount() < 20 || header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' ||
-      header[3] != 'F') {
+  if (in.gcount() < 20 || header[0] != 0x7f || header[1] != 'E' ||
+      header[2] != 'L' || header[3] != 'F') {
     return {false, "not an ELF file"};
   }
   if (header[4] != (sizeof(void*) == 8 ? 2 : 1)) {
@@ -204,8 +222,9 @@ ElfCheck check_elf(const std::string& path) {
   constexpr unsigned kHostMachine = 0;
 #endif
   if (kHostMachine != 0 && machine != kHostMachine) {
-    return {false, fmt::format("built for ELF machine {}, this host is machine {}", machine,
-                               kHostMachine)};
+    return {false,
+            fmt::format("built for ELF machine {}, this host is machine {}",
+                        machine, kHostMachine)};
   }
   return {true, ""};
 }
@@ -260,10 +279,12 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     std::lock_guard lock(history_mutex);
     history.push_back(record);
     const jw_log_level level = record.loaded ? JW_LOG_DEBUG : JW_LOG_WARNING;
-    logger.log(level, record.loaded
-                          ? fmt::format("plugin {} loaded from {}", record.plugin_name, path)
-                          : fmt::format("plugin {} rejected ({}): {}", path,
-                                        to_string(record.rejection), record.detail));
+    logger.log(
+        level,
+        record.loaded
+            ? fmt::format("plugin {} loaded from {}", record.plugin_name, path)
+            : fmt::format("plugin {} rejected ({}): {}", path,
+                          to_string(record.rejection), record.detail));
     return record;
   };
 
@@ -280,8 +301,9 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   library->self_ = &library;
   try {
     // RTLD_LOCAL: two plugins never see each other's symbols.
-    library->library_.load(boost::dll::fs::path(path),
-                           boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    library->library_.load(
+        boost::dll::fs::path(path),
+        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     // boost::dll reports through boost::dll::fs::system_error, which is
     // std::system_error with BOOST_DLL_USE_STD_FS.
@@ -314,24 +336,28 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   // error, and the report should still carry both numbers.
   if (n.plugin_version != 0 && n.plugin_version > JITWARM_ABI_VERSION) {
     reject(record, PluginRejection::abi_too_new,
-           fmt::format("plugin requires ABI version {}; this core speaks {} to {}",
-                       n.plugin_version, JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION));
+           fmt::format(
+               "plugin requires ABI version {}; this core speaks {} to {}",
+               n.plugin_version, JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION));
     return finish();
   }
   if (status == JW_OK && n.plugin_version < JITWARM_ABI_VERSION_MIN) {
     reject(record, PluginRejection::abi_too_old,
-           fmt::format("plugin speaks ABI version {}; this core requires {} to {}",
-                       n.plugin_version, JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION));
+           fmt::format(
+               "plugin speaks ABI version {}; this core requires {} to {}",
+               n.plugin_version, JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION));
     return finish();
   }
   if (status != JW_OK) {
     const std::string why = last_error();
     reject(record, PluginRejection::negotiation_failed,
-           fmt::format("{} returned {}{}", JITWARM_PLUGIN_ENTRY_SYMBOL, jw_status_name(status),
+           fmt::format("{} returned {}{}", JITWARM_PLUGIN_ENTRY_SYMBOL,
+                       jw_status_name(status),
                        why.empty() ? std::string() : ": " + why));
     return finish();
   }
-  if (n.plugin == nullptr || n.plugin->struct_size < offsetof(jw_plugin_api, shutdown) ||
+  if (n.plugin == nullptr ||
+      n.plugin->struct_size < offsetof(jw_plugin_api, shutdown) ||
       n.plugin->register_all == nullptr) {
     reject(record, PluginRejection::negotiation_failed,
            "the handshake returned no usable function table");
@@ -340,11 +366,14 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   library->api_ = n.plugin;
   record.plugin_name = n.plugin->name != nullptr ? n.plugin->name : "";
   record.plugin_version = n.plugin->version != nullptr ? n.plugin->version : "";
-  if (record.plugin_name.empty()) record.plugin_name = fs::path(path).stem().string();
-  if (auto it = loaded_plugin_paths.find(record.plugin_name); it != loaded_plugin_paths.end()) {
+  if (record.plugin_name.empty())
+    record.plugin_name = fs::path(path).stem().string();
+  if (auto it = loaded_plugin_paths.find(record.plugin_name);
+      it != loaded_plugin_paths.end()) {
     library->api_ = nullptr;  // never registered: no shutdown
     reject(record, PluginRejection::duplicate,
-           fmt::format("plugin {} is already loaded from {}", record.plugin_name, it->second));
+           fmt::format("plugin {} is already loaded from {}",
+                       record.plugin_name, it->second));
     return finish();
   }
 
@@ -355,10 +384,12 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   const jw_status registered = library->api_->register_all(&library->host_);
   library->staging_ = nullptr;
   if (registered != JW_OK || !staging.errors.empty()) {
-    std::string why = staging.errors.empty() ? std::string(last_error()) : staging.errors.front();
+    std::string why = staging.errors.empty() ? std::string(last_error())
+                                             : staging.errors.front();
     if (why.empty()) why = "no detail given";
     reject(record, PluginRejection::registration_failed,
-           fmt::format("register_all returned {}: {}", jw_status_name(registered), why));
+           fmt::format("register_all returned {}: {}",
+                       jw_status_name(registered), why));
     return finish();
   }
   try {
@@ -375,8 +406,9 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
 
 PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
   PluginLoadReport report;
-  const std::vector<std::string> path =
-      options.search_path.empty() ? default_plugin_search_path() : options.search_path;
+  const std::vector<std::string> path = options.search_path.empty()
+                                            ? default_plugin_search_path()
+                                            : options.search_path;
   std::vector<std::string> candidates;
   std::set<std::string> seen;
   for (const std::string& entry : path) {
@@ -393,7 +425,8 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
       }
       std::sort(files.begin(), files.end());
       for (auto& f : files) {
-        if (seen.insert(fs::weakly_canonical(f, ec).string()).second) candidates.push_back(f);
+        if (seen.insert(fs::weakly_canonical(f, ec).string()).second)
+          candidates.push_back(f);
       }
     } else if (fs::exists(entry, ec)) {
       if (seen.insert(fs::weakly_canonical(entry, ec).string()).second) {
@@ -403,9 +436,11 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
       report.searched_directories.push_back(entry + " (not found)");
     }
   }
-  for (const auto& candidate : candidates) report.records.push_back(load_plugin(candidate));
+  for (const auto& candidate : candidates)
+    report.records.push_back(load_plugin(candidate));
   if (options.strict && report.rejected_count() > 0) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "strict plugin loading: {} candidate(s) rejected\n{}",
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "strict plugin loading: {} candidate(s) rejected\n{}",
          report.rejected_count(), report.to_text());
   }
   return report;
@@ -432,28 +467,37 @@ std::string_view to_string(PluginRejection rejection) {
 }
 
 std::size_t PluginLoadReport::loaded_count() const {
-  return static_cast<std::size_t>(
-      std::count_if(records.begin(), records.end(), [](const auto& r) { return r.loaded; }));
+  return static_cast<std::size_t>(std::count_if(
+      records.begin(), records.end(), [](const auto& r) { return r.loaded; }));
 }
 
-std::size_t PluginLoadReport::rejected_count() const { return records.size() - loaded_count(); }
+std::size_t PluginLoadReport::rejected_count() const {
+  return records.size() - loaded_count();
+}
 
 std::string PluginLoadReport::to_text() const {
   std::string out;
-  for (const auto& d : searched_directories) out += fmt::format("searched {}\n", d);
+  for (const auto& d : searched_directories)
+    out += fmt::format("searched {}\n", d);
   for (const auto& r : records) {
     if (r.loaded) {
-      out += fmt::format("loaded    {} ({} {}, ABI {})\n", r.path, r.plugin_name,
-                         r.plugin_version, r.abi_version);
-      if (!r.schemas.empty()) out += fmt::format("          defines {} kernel schema(s)\n", r.schemas.size());
-      if (!r.kernels.empty()) out += fmt::format("          implements {} kernel(s)\n", r.kernels.size());
-      for (const auto& p : r.platforms) out += fmt::format("          platform {}\n", p);
+      out += fmt::format("loaded    {} ({} {}, ABI {})\n", r.path,
+                         r.plugin_name, r.plugin_version, r.abi_version);
+      if (!r.schemas.empty())
+        out += fmt::format("          defines {} kernel schema(s)\n",
+                           r.schemas.size());
+      if (!r.kernels.empty())
+        out += fmt::format("          implements {} kernel(s)\n",
+                           r.kernels.size());
+      for (const auto& p : r.platforms)
+        out += fmt::format("          platform {}\n", p);
     } else {
-      out += fmt::format("rejected  {}\n          {}: {}\n", r.path, to_string(r.rejection),
-                         r.detail);
+      out += fmt::format("rejected  {}\n          {}: {}\n", r.path,
+                         to_string(r.rejection), r.detail);
     }
   }
-  out += fmt::format("{} loaded, {} rejected\n", loaded_count(), rejected_count());
+  out +=
+      fmt::format("{} loaded, {} rejected\n", loaded_count(), rejected_count());
   return out;
 }
 
@@ -480,7 +524,9 @@ std::string PluginLoadReport::to_json() const {
   return j.dump(2);
 }
 
-std::string installed_plugin_directory() { return JITWARM_INSTALLED_PLUGIN_DIR; }
+std::string installed_plugin_directory() {
+  return JITWARM_INSTALLED_PLUGIN_DIR;
+}
 
 std::vector<std::string> default_plugin_search_path() {
   std::vector<std::string> out;

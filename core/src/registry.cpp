@@ -30,31 +30,35 @@ ImplRecord::~ImplRecord() {
   if (c.destroy != nullptr) c.destroy(c.user_data);
 }
 
-std::shared_ptr<ImplRecord> ImplRecord::from_c(const jw_kernel_impl& impl,
-                                               std::string origin,
-                                               std::shared_ptr<void> keep_alive) {
+std::shared_ptr<ImplRecord> ImplRecord::from_c(
+    const jw_kernel_impl& impl, std::string origin,
+    std::shared_ptr<void> keep_alive) {
   if (impl.struct_size < offsetof(jw_kernel_impl, describe)) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "kernel implementation from {}: struct_size {} is too small", origin,
          impl.struct_size);
   }
-  const auto text = [](const char* s) { return std::string(s != nullptr ? s : ""); };
+  const auto text = [](const char* s) {
+    return std::string(s != nullptr ? s : "");
+  };
   if (impl.kernel_name == nullptr || *impl.kernel_name == '\0') {
-    fail(JW_ERROR_INVALID_ARGUMENT, "kernel implementation from {} has no kernel name",
-         origin);
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "kernel implementation from {} has no kernel name", origin);
   }
   if (impl.platform == nullptr || *impl.platform == '\0') {
     fail(JW_ERROR_INVALID_ARGUMENT,
-         "implementation of {} from {} names no platform", impl.kernel_name, origin);
+         "implementation of {} from {} names no platform", impl.kernel_name,
+         origin);
   }
   if (impl.compile == nullptr || impl.launch == nullptr) {
     fail(JW_ERROR_INVALID_ARGUMENT,
-         "implementation of {} from {} lacks compile or launch", impl.kernel_name,
-         origin);
+         "implementation of {} from {} lacks compile or launch",
+         impl.kernel_name, origin);
   }
   if (impl.num_param_names > 0 && impl.param_names == nullptr) {
     fail(JW_ERROR_INVALID_ARGUMENT,
-         "implementation of {} from {}: param_names is null", impl.kernel_name, origin);
+         "implementation of {} from {}: param_names is null", impl.kernel_name,
+         origin);
   }
   auto record = std::make_shared<ImplRecord>();
   record->kernel_name = impl.kernel_name;
@@ -64,20 +68,26 @@ std::shared_ptr<ImplRecord> ImplRecord::from_c(const jw_kernel_impl& impl,
   record->origin = std::move(origin);
   for (uint32_t i = 0; i < impl.num_param_names; ++i) {
     if (impl.param_names[i] == nullptr) {
-      fail(JW_ERROR_INVALID_ARGUMENT, "implementation of {} from {}: parameter name {} is null",
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "implementation of {} from {}: parameter name {} is null",
            record->kernel_name, record->origin, i);
     }
     record->param_names.emplace_back(impl.param_names[i]);
   }
-  for (const auto& n : record->param_names) record->param_name_ptrs.push_back(n.c_str());
+  for (const auto& n : record->param_names)
+    record->param_name_ptrs.push_back(n.c_str());
   // Copy only the fields inside the writer's struct_size (rule R3).
-  std::memcpy(&record->c, &impl, std::min<std::size_t>(impl.struct_size, sizeof(jw_kernel_impl)));
+  std::memcpy(&record->c, &impl,
+              std::min<std::size_t>(impl.struct_size, sizeof(jw_kernel_impl)));
   record->c.struct_size = sizeof(jw_kernel_impl);
   record->c.kernel_name = record->kernel_name.c_str();
   record->c.platform = record->platform.c_str();
   record->c.impl_name = record->impl_name.c_str();
-  record->c.param_names = record->param_name_ptrs.empty() ? nullptr : record->param_name_ptrs.data();
-  record->c.num_param_names = static_cast<uint32_t>(record->param_name_ptrs.size());
+  record->c.param_names = record->param_name_ptrs.empty()
+                              ? nullptr
+                              : record->param_name_ptrs.data();
+  record->c.num_param_names =
+      static_cast<uint32_t>(record->param_name_ptrs.size());
   record->keep_alive = std::move(keep_alive);
   return record;
 }
@@ -118,7 +128,8 @@ void bind_to_schema(ImplRecord& impl, const KernelSchema& schema) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "implementation '{}' of {} (from {}) has unexpected argument name(s) "
          "{}; the schema's parameters are: {}",
-         impl.impl_name, schema.name(), impl.origin, join(unknown), schema_names);
+         impl.impl_name, schema.name(), impl.origin, join(unknown),
+         schema_names);
   }
   if (impl.param_names.size() != params.size()) {
     std::vector<std::string> missing;
@@ -128,7 +139,8 @@ void bind_to_schema(ImplRecord& impl, const KernelSchema& schema) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "implementation '{}' of {} (from {}) does not take parameter(s) {}; "
          "the schema's parameters are: {}",
-         impl.impl_name, schema.name(), impl.origin, join(missing), schema_names);
+         impl.impl_name, schema.name(), impl.origin, join(missing),
+         schema_names);
   }
   impl.positional = false;
   for (const auto& name : impl.param_names) {
@@ -207,7 +219,8 @@ void Registry::define_schema(KernelSchema schema) {
       kernel.stacks[entry.impl->platform].insert(
           kernel.stacks[entry.impl->platform].begin(), entry);
     } catch (const Error& e) {
-      logger_.log(JW_LOG_ERROR, fmt::format("dropping implementation: {}", e.what()));
+      logger_.log(JW_LOG_ERROR,
+                  fmt::format("dropping implementation: {}", e.what()));
     }
   }
   publish_locked(kernel);
@@ -218,7 +231,8 @@ uint64_t Registry::add(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
   return add_locked(std::move(impl), allow_pending);
 }
 
-uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
+uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl,
+                              bool allow_pending) {
   const uint64_t token = next_token_++;
   auto it = kernels_.find(impl->kernel_name);
   if (it == kernels_.end() || !it->second.schema) {
@@ -240,17 +254,19 @@ uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pendi
   auto& stack = kernel.stacks[impl->platform];
   if (!stack.empty()) {
     const ImplRecord& previous = *stack.front().impl;
-    logger_.log(JW_LOG_WARNING,
-                fmt::format("{} on {}: '{}' from {} overrides '{}' from {}",
-                            kernel.schema->name(), impl->platform, impl->impl_name,
-                            impl->origin, previous.impl_name, previous.origin));
+    logger_.log(
+        JW_LOG_WARNING,
+        fmt::format("{} on {}: '{}' from {} overrides '{}' from {}",
+                    kernel.schema->name(), impl->platform, impl->impl_name,
+                    impl->origin, previous.impl_name, previous.origin));
   }
   stack.insert(stack.begin(), Entry{token, std::move(impl)});
   publish_locked(kernel);
   return token;
 }
 
-std::vector<uint64_t> Registry::add_batch(std::vector<std::shared_ptr<ImplRecord>> impls) {
+std::vector<uint64_t> Registry::add_batch(
+    std::vector<std::shared_ptr<ImplRecord>> impls) {
   std::lock_guard lock(mutex_);
   // Validate everything first so a bad entry registers nothing.
   for (const auto& impl : impls) {
@@ -260,7 +276,8 @@ std::vector<uint64_t> Registry::add_batch(std::vector<std::shared_ptr<ImplRecord
       for (const auto& [n, k] : kernels_) {
         if (k.schema) names.push_back(n);
       }
-      fail(JW_ERROR_NOT_FOUND, "register_kernels: unknown kernel '{}' (known kernels: {})",
+      fail(JW_ERROR_NOT_FOUND,
+           "register_kernels: unknown kernel '{}' (known kernels: {})",
            impl->kernel_name, join(names));
     }
     bind_to_schema(*impl, *it->second.schema);
@@ -295,10 +312,11 @@ void Registry::remove_locked(uint64_t token) {
         const std::string removed = stack[i].impl->impl_name;
         stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(i));
         if (was_winner && !stack.empty()) {
-          logger_.log(JW_LOG_INFO,
-                      fmt::format("{} on {}: '{}' removed; '{}' from {} restored", name,
-                                  platform, removed, stack.front().impl->impl_name,
-                                  stack.front().impl->origin));
+          logger_.log(
+              JW_LOG_INFO,
+              fmt::format("{} on {}: '{}' removed; '{}' from {} restored", name,
+                          platform, removed, stack.front().impl->impl_name,
+                          stack.front().impl->origin));
         }
         publish_locked(kernel);
         return;
@@ -337,7 +355,8 @@ std::vector<std::string> Registry::kernel_names() const {
   return names;
 }
 
-std::vector<ImplementationInfo> Registry::implementations(std::string_view name) const {
+std::vector<ImplementationInfo> Registry::implementations(
+    std::string_view name) const {
   std::lock_guard lock(mutex_);
   std::vector<ImplementationInfo> out;
   auto it = kernels_.find(name);
@@ -377,7 +396,8 @@ KernelExplanation Registry::explain(std::string_view name) const {
     PlatformExplanation p;
     p.platform = platform;
     p.winner = stack.front().impl->info();
-    for (std::size_t i = 1; i < stack.size(); ++i) p.replaced.push_back(stack[i].impl->info());
+    for (std::size_t i = 1; i < stack.size(); ++i)
+      p.replaced.push_back(stack[i].impl->info());
     out.platforms.push_back(std::move(p));
   }
   return out;
@@ -388,13 +408,15 @@ KernelExplanation Registry::explain(std::string_view name) const {
 namespace jitwarm {
 
 std::string KernelExplanation::to_text() const {
-  std::string out = fmt::format("{}\n  schema defined by {}\n", kernel_name, schema_origin);
+  std::string out =
+      fmt::format("{}\n  schema defined by {}\n", kernel_name, schema_origin);
   if (platforms.empty()) out += "  no implementation on any platform\n";
   for (const auto& p : platforms) {
     out += fmt::format("  {}: '{}' from {}\n", p.platform, p.winner.impl_name,
                        p.winner.origin);
     for (const auto& r : p.replaced) {
-      out += fmt::format("      replaces '{}' from {}\n", r.impl_name, r.origin);
+      out +=
+          fmt::format("      replaces '{}' from {}\n", r.impl_name, r.origin);
     }
   }
   return out;

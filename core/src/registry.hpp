@@ -88,11 +88,13 @@ class Registry {
   // Error(JW_ERROR_NOT_FOUND). Returns a token for remove().
   uint64_t add(std::shared_ptr<ImplRecord> impl, bool allow_pending);
   // All-or-nothing batch for register_kernels (every kernel must exist).
-  std::vector<uint64_t> add_batch(std::vector<std::shared_ptr<ImplRecord>> impls);
+  std::vector<uint64_t> add_batch(
+      std::vector<std::shared_ptr<ImplRecord>> impls);
   void remove(uint64_t token);
   void remove_batch(const std::vector<uint64_t>& tokens);
   // Throws when a schema of this name is already defined (for staging).
-  void check_schema_is_new(const std::string& name, const std::string& origin) const;
+  void check_schema_is_new(const std::string& name,
+                           const std::string& origin) const;
 
   std::shared_ptr<KernelSlot> slot(std::string_view name) const;  // or null
   std::vector<std::string> kernel_names() const;
@@ -108,7 +110,8 @@ class Registry {
   struct Kernel {
     std::shared_ptr<const KernelSchema> schema;
     std::shared_ptr<KernelSlot> slot;
-    std::map<std::string, std::vector<Entry>, std::less<>> stacks;  // newest first
+    std::map<std::string, std::vector<Entry>, std::less<>>
+        stacks;  // newest first
   };
   uint64_t add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pending);
   void remove_locked(uint64_t token);

@@ -27,7 +27,8 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-void make_key_view(const CompileKey& key, const ImplRecord& impl, KeyViewStorage& out) {
+void make_key_view(const CompileKey& key, const ImplRecord& impl,
+                   KeyViewStorage& out) {
   const auto& params = key.params();
   out.specs.clear();
   out.specs.reserve(impl.schema_index.size());
@@ -41,7 +42,8 @@ void make_key_view(const CompileKey& key, const ImplRecord& impl, KeyViewStorage
     s.alignment = p.alignment;
     s.num_stride_specs = static_cast<uint32_t>(p.stride_specs.size());
     for (std::size_t i = 0; i < p.stride_specs.size() && i < JW_MAX_RANK; ++i) {
-      s.stride_specs[i] = jw_int_spec{p.stride_specs[i].type, p.stride_specs[i].value_class};
+      s.stride_specs[i] =
+          jw_int_spec{p.stride_specs[i].type, p.stride_specs[i].value_class};
     }
     s.int_spec = jw_int_spec{p.int_spec.type, p.int_spec.value_class};
     s.float_type = p.float_type;
@@ -80,23 +82,29 @@ PlatformInfo PlatformRecord::info() const {
   }
   info.detail = detail.text;
   int32_t count = 0;
-  if (info.can_launch && c.device_count(c.user_data, &count) == JW_OK) info.device_count = count;
+  if (info.can_launch && c.device_count(c.user_data, &count) == JW_OK)
+    info.device_count = count;
   return info;
 }
 
 const std::string& PlatformRecord::target(int32_t device) {
   if (device < 0 || device >= kMaxDevices) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "platform {}: device index {} is out of range", name, device);
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "platform {}: device index {} is out of range", name, device);
   }
-  if (const std::string* t = targets[device].load(std::memory_order_acquire)) return *t;
+  if (const std::string* t = targets[device].load(std::memory_order_acquire))
+    return *t;
   std::lock_guard lock(target_mutex);
-  if (const std::string* t = targets[device].load(std::memory_order_acquire)) return *t;
+  if (const std::string* t = targets[device].load(std::memory_order_acquire))
+    return *t;
   TextCollector text;
   const jw_text_sink sink = text.sink();
-  check_plugin_status(c.device_target(c.user_data, device, &sink),
-                      fmt::format("platform {}: target of device {}", name, device));
+  check_plugin_status(
+      c.device_target(c.user_data, device, &sink),
+      fmt::format("platform {}: target of device {}", name, device));
   if (text.text.rfind(name + ":", 0) != 0) {
-    fail(JW_ERROR_INTERNAL, "platform {} reported target '{}' for device {}; expected '{}:...'",
+    fail(JW_ERROR_INTERNAL,
+         "platform {} reported target '{}' for device {}; expected '{}:...'",
          name, text.text, device, name);
   }
   target_storage.push_back(std::make_unique<std::string>(std::move(text.text)));
@@ -106,32 +114,38 @@ const std::string& PlatformRecord::target(int32_t device) {
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options)
     : logger(std::move(options.log)), registry(logger) {
-  std::string cache_dir = options.cache_dir.empty() ? env_or_empty("JITWARM_CACHE_DIR")
-                                                    : options.cache_dir;
+  std::string cache_dir = options.cache_dir.empty()
+                              ? env_or_empty("JITWARM_CACHE_DIR")
+                              : options.cache_dir;
   if (!cache_dir.empty()) {
     uint64_t budget = 0;
-    if (const std::string b = env_or_empty("JITWARM_CACHE_MAX_BYTES"); !b.empty()) {
+    if (const std::string b = env_or_empty("JITWARM_CACHE_MAX_BYTES");
+        !b.empty()) {
       budget = parse_byte_size(b);
     }
-    disk_cache = std::make_shared<DiskCache>(cache_dir, env_or_empty("JITWARM_SYSTEM_CACHE_DIR"),
-                                             budget, &logger);
+    disk_cache = std::make_shared<DiskCache>(
+        cache_dir, env_or_empty("JITWARM_SYSTEM_CACHE_DIR"), budget, &logger);
     cache.set_store(disk_cache);
   }
   if (options.jit_monitor) {
     monitor_mode.store(*options.jit_monitor);
-  } else if (const std::string m = env_or_empty("JITWARM_JIT_MONITOR"); !m.empty()) {
+  } else if (const std::string m = env_or_empty("JITWARM_JIT_MONITOR");
+             !m.empty()) {
     auto mode = parse_jit_monitor_mode(m);
-    if (!mode) fail(JW_ERROR_INVALID_ARGUMENT, "JITWARM_JIT_MONITOR='{}': use off, warn or error", m);
+    if (!mode)
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "JITWARM_JIT_MONITOR='{}': use off, warn or error", m);
     monitor_mode.store(*mode);
   }
-  record_path_ = options.jit_record_path.empty() ? env_or_empty("JITWARM_JIT_RECORD")
-                                                 : options.jit_record_path;
+  record_path_ = options.jit_record_path.empty()
+                     ? env_or_empty("JITWARM_JIT_RECORD")
+                     : options.jit_record_path;
 }
 
 RuntimeImpl::~RuntimeImpl() = default;
 
-void RuntimeImpl::commit(RegistrationStaging& staging, const std::string& origin,
-                         PluginLoadRecord* record) {
+void RuntimeImpl::commit(RegistrationStaging& staging,
+                         const std::string& origin, PluginLoadRecord* record) {
   // Validate what can still fail before changing anything: implementations
   // must bind to their schema (when it is known).
   for (const auto& impl : staging.impls) {
@@ -157,21 +171,26 @@ void RuntimeImpl::commit(RegistrationStaging& staging, const std::string& origin
   for (auto& p : staging.platforms) {
     if (record == nullptr) continue;
     const PlatformInfo info = p->info();
-    std::string state = info.can_launch ? fmt::format("launch ({} device(s))", info.device_count)
+    std::string state = info.can_launch ? fmt::format("launch ({} device(s))",
+                                                      info.device_count)
                         : info.can_compile ? std::string("compile-only")
                                            : std::string("unavailable");
-    record->platforms.push_back(info.detail.empty()
-                                    ? fmt::format("{}: {}", p->name, state)
-                                    : fmt::format("{}: {} ({})", p->name, state, info.detail));
+    record->platforms.push_back(
+        info.detail.empty()
+            ? fmt::format("{}: {}", p->name, state)
+            : fmt::format("{}: {} ({})", p->name, state, info.detail));
   }
   for (auto& impl : staging.impls) {
-    if (record != nullptr) record->kernels.push_back(impl->kernel_name + " [" + impl->platform + "]");
+    if (record != nullptr)
+      record->kernels.push_back(impl->kernel_name + " [" + impl->platform +
+                                "]");
     registry.add(std::move(impl), /*allow_pending=*/true);
   }
   (void)origin;
 }
 
-std::shared_ptr<PlatformRecord> RuntimeImpl::find_platform(std::string_view name) const {
+std::shared_ptr<PlatformRecord> RuntimeImpl::find_platform(
+    std::string_view name) const {
   std::lock_guard lock(platforms_mutex_);
   for (const auto& p : platforms_) {
     if (p->name == name) return p;
@@ -179,17 +198,20 @@ std::shared_ptr<PlatformRecord> RuntimeImpl::find_platform(std::string_view name
   return nullptr;
 }
 
-std::vector<std::shared_ptr<PlatformRecord>> RuntimeImpl::platform_records() const {
+std::vector<std::shared_ptr<PlatformRecord>> RuntimeImpl::platform_records()
+    const {
   std::lock_guard lock(platforms_mutex_);
   return platforms_;
 }
 
 std::string RuntimeImpl::default_platform() {
-  if (const std::string* p = default_platform_.load(std::memory_order_acquire)) return *p;
+  if (const std::string* p = default_platform_.load(std::memory_order_acquire))
+    return *p;
   std::vector<std::shared_ptr<PlatformRecord>> records = platform_records();
   std::vector<std::string> order = {"cuda", "hip", "cpu"};
   for (const auto& r : records) {
-    if (std::find(order.begin(), order.end(), r->name) == order.end()) order.push_back(r->name);
+    if (std::find(order.begin(), order.end(), r->name) == order.end())
+      order.push_back(r->name);
   }
   for (const auto& name : order) {
     for (const auto& r : records) {
@@ -197,17 +219,21 @@ std::string RuntimeImpl::default_platform() {
       const PlatformInfo info = r->info();
       if (info.can_launch && info.device_count > 0) {
         std::lock_guard lock(platforms_mutex_);
-        default_platform_storage_.push_back(std::make_unique<std::string>(name));
-        default_platform_.store(default_platform_storage_.back().get(), std::memory_order_release);
+        default_platform_storage_.push_back(
+            std::make_unique<std::string>(name));
+        default_platform_.store(default_platform_storage_.back().get(),
+                                std::memory_order_release);
         return name;
       }
     }
   }
-  fail(JW_ERROR_NO_DEVICE, "no loaded platform can launch (platforms: {})", [&] {
-    std::string names;
-    for (const auto& r : records) names += (names.empty() ? "" : ", ") + r->name;
-    return names.empty() ? std::string("none; load plugins first") : names;
-  }());
+  fail(JW_ERROR_NO_DEVICE, "no loaded platform can launch (platforms: {})",
+       [&] {
+         std::string names;
+         for (const auto& r : records)
+           names += (names.empty() ? "" : ", ") + r->name;
+         return names.empty() ? std::string("none; load plugins first") : names;
+       }());
 }
 
 std::string RuntimeImpl::target_for(std::string_view platform, int32_t device) {
@@ -219,12 +245,15 @@ std::string RuntimeImpl::target_for(std::string_view platform, int32_t device) {
 // --------------------------------------------------------------------------
 // Compile and launch
 // --------------------------------------------------------------------------
-const ImplRecord& RuntimeImpl::resolve(const KernelState& state, std::string_view platform,
+const ImplRecord& RuntimeImpl::resolve(const KernelState& state,
+                                       std::string_view platform,
                                        std::string* platform_name) {
-  *platform_name = platform.empty() ? default_platform() : std::string(platform);
+  *platform_name =
+      platform.empty() ? default_platform() : std::string(platform);
   const ImplRecord* impl = state.winner(*platform_name);
   if (impl == nullptr) {
-    fail(JW_ERROR_NOT_FOUND, "{} has no implementation for platform {} (implemented on: {})",
+    fail(JW_ERROR_NOT_FOUND,
+         "{} has no implementation for platform {} (implemented on: {})",
          state.schema->name(), *platform_name, state.platform_list());
   }
   return *impl;
@@ -235,7 +264,8 @@ void RuntimeImpl::set_record_path(std::string path) {
   record_path_ = std::move(path);
 }
 
-void RuntimeImpl::on_launch_compile(const KernelSchema& schema, const CompileKey& key,
+void RuntimeImpl::on_launch_compile(const KernelSchema& schema,
+                                    const CompileKey& key,
                                     std::string_view platform) {
   if (!sealed()) return;
   const JitMonitorMode mode = monitor_mode.load();
@@ -245,27 +275,37 @@ void RuntimeImpl::on_launch_compile(const KernelSchema& schema, const CompileKey
       std::ofstream out(record_path_, std::ios::app);
       out << manifest_entry_for_key(schema, key, platform) << '\n';
       if (!out) {
-        logger.log(JW_LOG_ERROR, fmt::format("JIT monitor: cannot append to {}", record_path_));
+        logger.log(JW_LOG_ERROR, fmt::format("JIT monitor: cannot append to {}",
+                                             record_path_));
       }
     }
-    if (mode == JitMonitorMode::warn && warned_keys_.insert(key.encoding()).second) {
-      logger.log(JW_LOG_WARNING,
-                 fmt::format("JIT monitor: compiling {} on the launch path after warmup", key.text()));
+    if (mode == JitMonitorMode::warn &&
+        warned_keys_.insert(key.encoding()).second) {
+      logger.log(
+          JW_LOG_WARNING,
+          fmt::format(
+              "JIT monitor: compiling {} on the launch path after warmup",
+              key.text()));
     }
   }
   if (mode == JitMonitorMode::error) {
     fail(JW_ERROR_JIT_REFUSED,
-         "JIT monitor: refusing to compile {} on the launch path after warmup was sealed "
+         "JIT monitor: refusing to compile {} on the launch path after warmup "
+         "was sealed "
          "(warm this key, or set the monitor to warn)",
          key.text());
   }
 }
 
-CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl, const KernelSchema& schema,
-                                          const CompileKey& key, bool from_launch) {
+CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
+                                          const KernelSchema& schema,
+                                          const CompileKey& key,
+                                          bool from_launch) {
   CompileCache::Compiler compiler;
   if (from_launch) {
-    compiler.before_compile = [&]() { on_launch_compile(schema, key, impl.platform); };
+    compiler.before_compile = [&]() {
+      on_launch_compile(schema, key, impl.platform);
+    };
   }
   compiler.compile = [&]() {
     KeyViewStorage view;
@@ -279,16 +319,20 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl, const KernelSc
     out.ctx = &sink;
     out.emit = [](void* ctx, const jw_artifact_desc* a) -> jw_status {
       return c_guard([&] {
-        if (a == nullptr || a->struct_size < offsetof(jw_artifact_desc, entry_point)) {
-          fail(JW_ERROR_INVALID_ARGUMENT, "emit: artifact is null or too small");
+        if (a == nullptr ||
+            a->struct_size < offsetof(jw_artifact_desc, entry_point)) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "emit: artifact is null or too small");
         }
         auto& s = *static_cast<Sink*>(ctx);
         if (a->binary_size > 0 && a->binary == nullptr) {
           fail(JW_ERROR_INVALID_ARGUMENT, "emit: binary is null");
         }
-        s.artifact.binary.assign(static_cast<const char*>(a->binary), a->binary_size);
+        s.artifact.binary.assign(static_cast<const char*>(a->binary),
+                                 a->binary_size);
         s.artifact.format = a->format != nullptr ? a->format : "";
-        s.artifact.entry_point = a->entry_point != nullptr ? a->entry_point : "";
+        s.artifact.entry_point =
+            a->entry_point != nullptr ? a->entry_point : "";
         ++s.emitted;
       });
     };
@@ -296,7 +340,8 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl, const KernelSc
     check_plugin_status(impl.c.compile(impl.c.user_data, &view.view, &out),
                         fmt::format("compile of {}", key.text()));
     if (sink.emitted != 1) {
-      fail(JW_ERROR_INTERNAL, "compile of {} emitted {} artifacts (expected exactly one)",
+      fail(JW_ERROR_INTERNAL,
+           "compile of {} emitted {} artifacts (expected exactly one)",
            key.text(), sink.emitted);
     }
     return std::move(sink.artifact);
@@ -307,7 +352,8 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl, const KernelSc
       make_key_view(key, impl, view);
       TextCollector text;
       const jw_text_sink sink = text.sink();
-      if (impl.c.fingerprint(impl.c.user_data, &view.view, &sink) != JW_OK) return std::nullopt;
+      if (impl.c.fingerprint(impl.c.user_data, &view.view, &sink) != JW_OK)
+        return std::nullopt;
       return text.text;
     };
   }
@@ -319,15 +365,18 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl, const KernelSc
   return cache.get_or_compile(key, compiler);
 }
 
-CompileKey RuntimeImpl::key_for(const KernelSlot& slot, std::span<const jw_arg_value> args,
+CompileKey RuntimeImpl::key_for(const KernelSlot& slot,
+                                std::span<const jw_arg_value> args,
                                 const LaunchOptions& options) {
   const KernelState* state = slot.state.load(std::memory_order_acquire);
   std::string platform;
   const ImplRecord& impl = resolve(*state, options.platform, &platform);
-  return derive_key(*state->schema, args, target_for(platform, options.device), impl.impl_name);
+  return derive_key(*state->schema, args, target_for(platform, options.device),
+                    impl.impl_name);
 }
 
-void RuntimeImpl::launch(const KernelSlot& slot, std::span<const jw_arg_value> args,
+void RuntimeImpl::launch(const KernelSlot& slot,
+                         std::span<const jw_arg_value> args,
                          const LaunchOptions& options) {
   // I2 (registry.hpp): this state stays valid for as long as we use it.
   const KernelState* state = slot.state.load(std::memory_order_acquire);
@@ -339,13 +388,17 @@ void RuntimeImpl::launch(const KernelSlot& slot, std::span<const jw_arg_value> a
   for (const jw_arg_value& a : args) {
     if (a.kind == JW_VALUE_WARMUP_TENSOR) {
       fail(JW_ERROR_INVALID_ARGUMENT,
-           "{}: warmup tensors (metadata without storage) cannot be launched", schema.name());
+           "{}: warmup tensors (metadata without storage) cannot be launched",
+           schema.name());
     }
   }
-  const CompileKey key = derive_key(schema, args, record->target(options.device), impl.impl_name);
-  const CompileCache::Lookup lookup = compile(impl, schema, key, /*from_launch=*/true);
+  const CompileKey key =
+      derive_key(schema, args, record->target(options.device), impl.impl_name);
+  const CompileCache::Lookup lookup =
+      compile(impl, schema, key, /*from_launch=*/true);
   const Artifact& artifact = *lookup.artifact;
-  const auto& attachment = *static_cast<const LaunchAttachment*>(artifact.attachment.get());
+  const auto& attachment =
+      *static_cast<const LaunchAttachment*>(artifact.attachment.get());
 
   // Arguments in the implementation's order, defaults filled in.
   const auto& params = schema.params();
@@ -375,16 +428,18 @@ void RuntimeImpl::launch(const KernelSlot& slot, std::span<const jw_arg_value> a
   view.entry_point = artifact.entry_point.c_str();
   view.artifact_id = artifact.id;
   set_last_error("");
-  const jw_status status = impl.c.launch(impl.c.user_data, &view, impl_args.data(),
-                                         static_cast<uint32_t>(impl_args.size()), options.stream);
-  if (status != JW_OK) check_plugin_status(status, fmt::format("launch of {}", key.text()));
+  const jw_status status =
+      impl.c.launch(impl.c.user_data, &view, impl_args.data(),
+                    static_cast<uint32_t>(impl_args.size()), options.stream);
+  if (status != JW_OK)
+    check_plugin_status(status, fmt::format("launch of {}", key.text()));
 }
 
 // --------------------------------------------------------------------------
 // Warmup execution
 // --------------------------------------------------------------------------
-std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(const std::vector<WarmupRequest>& requests,
-                                                      const WarmupOptions& options) {
+std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(
+    const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
   std::vector<WarmupWork> work;
   std::set<std::string> seen;
   for (const WarmupRequest& request : requests) {
@@ -394,32 +449,43 @@ std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(const std::vector<WarmupR
     if (platform.empty() && !options.target.empty()) {
       platform = options.target.substr(0, options.target.find(':'));
     }
-    if (platform.empty()) platform = !request.platform.empty() ? request.platform : default_platform();
+    if (platform.empty())
+      platform =
+          !request.platform.empty() ? request.platform : default_platform();
     std::string target = options.target;
     if (target.empty()) {
       try {
         target = target_for(platform, 0);
       } catch (const Error& e) {
-        fail(e.status(), "warmup on {}: no target given and none detected ({}); pass a target "
-             "such as {}:sm_90", platform, e.what(), platform);
+        fail(e.status(),
+             "warmup on {}: no target given and none detected ({}); pass a "
+             "target "
+             "such as {}:sm_90",
+             platform, e.what(), platform);
       }
     }
     if (target.rfind(platform + ":", 0) != 0) {
-      fail(JW_ERROR_INVALID_ARGUMENT, "warmup target '{}' is not a {} target ('{}:...')", target,
-           platform, platform);
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup target '{}' is not a {} target ('{}:...')", target, platform,
+           platform);
     }
     auto slot = registry.slot(request.kernel_name);
-    if (!slot) fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'", request.kernel_name);
+    if (!slot)
+      fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'",
+           request.kernel_name);
     const KernelState* state = slot->state.load(std::memory_order_acquire);
     std::shared_ptr<ImplRecord> impl;
     for (const auto& p : state->platforms) {
       if (p.name == platform && !p.stack.empty()) impl = p.stack.front();
     }
     if (!impl) {
-      fail(JW_ERROR_NOT_FOUND, "warmup: {} has no implementation for platform {} (implemented on: {})",
+      fail(JW_ERROR_NOT_FOUND,
+           "warmup: {} has no implementation for platform {} (implemented on: "
+           "{})",
            request.kernel_name, platform, state->platform_list());
     }
-    for (CompileKey& key : enumerate_warmup_keys(*state->schema, request, target, impl->impl_name)) {
+    for (CompileKey& key : enumerate_warmup_keys(*state->schema, request,
+                                                 target, impl->impl_name)) {
       if (seen.insert(key.encoding()).second) {
         work.push_back(WarmupWork{state->schema, impl, std::move(key)});
       }
@@ -433,8 +499,8 @@ WarmupResult RuntimeImpl::warmup(const std::vector<WarmupRequest>& requests,
   return compile_all(plan(requests, options), options);
 }
 
-std::vector<CompileKey> RuntimeImpl::warmup_plan(const std::vector<WarmupRequest>& requests,
-                                                 const WarmupOptions& options) {
+std::vector<CompileKey> RuntimeImpl::warmup_plan(
+    const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
   std::vector<CompileKey> keys;
   for (auto& w : plan(requests, options)) keys.push_back(std::move(w.key));
   return keys;
@@ -447,14 +513,17 @@ WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
     const auto colon = key.target().find(':');
     const std::string platform = key.target().substr(0, colon);
     auto slot = registry.slot(key.kernel_name());
-    if (!slot) fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'", key.kernel_name());
+    if (!slot)
+      fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'",
+           key.kernel_name());
     const KernelState* state = slot->state.load(std::memory_order_acquire);
     std::shared_ptr<ImplRecord> impl;
     for (const auto& p : state->platforms) {
       if (p.name == platform && !p.stack.empty()) impl = p.stack.front();
     }
     if (!impl || impl->impl_name != key.impl_name()) {
-      fail(JW_ERROR_NOT_FOUND, "warmup: key {} was made for '{}', but {} on {} is now '{}'",
+      fail(JW_ERROR_NOT_FOUND,
+           "warmup: key {} was made for '{}', but {} on {} is now '{}'",
            key.text(), key.impl_name(), key.kernel_name(), platform,
            impl ? impl->impl_name : std::string("not implemented"));
     }
@@ -472,7 +541,8 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
   std::mutex progress_mutex;
   std::size_t done = 0;
   const auto worker = [&]() {
-    for (std::size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) {
+    for (std::size_t i = next.fetch_add(1); i < work.size();
+         i = next.fetch_add(1)) {
       const WarmupWork& w = work[i];
       WarmupKeyResult& r = result.keys[i];
       r.key_text = w.key.text();
@@ -480,7 +550,8 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
       try {
         // The inputs a real launch would pass must give this very key.
         (void)warmup_inputs_for(*w.schema, w.key);
-        r.compiled = compile(*w.impl, *w.schema, w.key, /*from_launch=*/false).compiled;
+        r.compiled =
+            compile(*w.impl, *w.schema, w.key, /*from_launch=*/false).compiled;
       } catch (const std::exception& e) {
         r.failed = true;
         r.error = e.what();
@@ -491,7 +562,8 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
       }
     }
   };
-  const unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(work.size())));
+  const unsigned jobs = std::max(
+      1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(work.size())));
   if (jobs <= 1) {
     worker();
   } else {
@@ -508,7 +580,9 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
       ++result.cached;
     }
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return result;
 }
 
@@ -521,14 +595,16 @@ struct HostKernelState {
   HostKernel kernel;
 };
 
-jw_kernel_impl host_kernel_impl(const std::string& kernel_name, HostKernelState* state) {
+jw_kernel_impl host_kernel_impl(const std::string& kernel_name,
+                                HostKernelState* state) {
   jw_kernel_impl impl{};
   impl.struct_size = sizeof(impl);
   impl.kernel_name = kernel_name.c_str();
   impl.platform = state->kernel.platform.c_str();
   impl.impl_name = state->kernel.impl_name.c_str();
   impl.user_data = state;
-  impl.compile = [](void* user, const jw_compile_key_view*, const jw_artifact_sink* out) {
+  impl.compile = [](void* user, const jw_compile_key_view*,
+                    const jw_artifact_sink* out) {
     // A host function has nothing to compile; its artifact names it.
     auto* s = static_cast<HostKernelState*>(user);
     jw_artifact_desc a{};
@@ -539,11 +615,11 @@ jw_kernel_impl host_kernel_impl(const std::string& kernel_name, HostKernelState*
     a.entry_point = s->kernel.impl_name.c_str();
     return out->emit(out->ctx, &a);
   };
-  impl.launch = [](void* user, const jw_artifact_view*, const jw_arg_value* args, uint32_t n,
-                   void* stream) {
+  impl.launch = [](void* user, const jw_artifact_view*,
+                   const jw_arg_value* args, uint32_t n, void* stream) {
     return c_guard([&] {
-      static_cast<HostKernelState*>(user)->kernel.launch(std::span<const jw_arg_value>(args, n),
-                                                         stream);
+      static_cast<HostKernelState*>(user)->kernel.launch(
+          std::span<const jw_arg_value>(args, n), stream);
     });
   };
   impl.destroy = [](void* user) { delete static_cast<HostKernelState*>(user); };
@@ -571,13 +647,16 @@ KernelHandle::KernelHandle(std::shared_ptr<RuntimeImpl> runtime,
                            std::shared_ptr<detail::KernelSlot> slot)
     : runtime_(std::move(runtime)), slot_(std::move(slot)) {}
 
-const std::string& KernelHandle::name() const { return slot_->name; }
+const std::string& KernelHandle::name() const {
+  return slot_->name;
+}
 
 const KernelSchema& KernelHandle::schema() const {
   return *slot_->state.load(std::memory_order_acquire)->schema;
 }
 
-void KernelHandle::launch(std::span<const jw_arg_value> args, const LaunchOptions& options) const {
+void KernelHandle::launch(std::span<const jw_arg_value> args,
+                          const LaunchOptions& options) const {
   runtime_->launch(*slot_, args, options);
 }
 
@@ -586,7 +665,8 @@ CompileKey KernelHandle::key_for(std::span<const jw_arg_value> args,
   return runtime_->key_for(*slot_, args, options);
 }
 
-Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<RuntimeImpl>(std::move(options))) {}
+Runtime::Runtime(RuntimeOptions options)
+    : impl_(std::make_shared<RuntimeImpl>(std::move(options))) {}
 Runtime::~Runtime() = default;
 
 PluginLoadReport Runtime::load_plugins(const PluginLoadOptions& options) {
@@ -602,24 +682,33 @@ PluginLoadRecord Runtime::load_plugin(const std::string& path, bool strict) {
   return record;
 }
 
-const std::vector<PluginLoadRecord>& Runtime::load_history() const { return impl_->history; }
+const std::vector<PluginLoadRecord>& Runtime::load_history() const {
+  return impl_->history;
+}
 
 KernelHandle Runtime::kernel(std::string_view name) const {
   auto slot = impl_->registry.slot(name);
   if (!slot) {
     std::string known;
-    for (const auto& n : impl_->registry.kernel_names()) known += (known.empty() ? "" : ", ") + n;
-    detail::fail(JW_ERROR_NOT_FOUND, "unknown kernel '{}' (known kernels: {})", name,
-                 known.empty() ? std::string("none; load plugins first") : known);
+    for (const auto& n : impl_->registry.kernel_names())
+      known += (known.empty() ? "" : ", ") + n;
+    detail::fail(
+        JW_ERROR_NOT_FOUND, "unknown kernel '{}' (known kernels: {})", name,
+        known.empty() ? std::string("none; load plugins first") : known);
   }
   return KernelHandle(impl_, std::move(slot));
 }
 
-std::vector<std::string> Runtime::kernel_names() const { return impl_->registry.kernel_names(); }
+std::vector<std::string> Runtime::kernel_names() const {
+  return impl_->registry.kernel_names();
+}
 
-const KernelSchema& Runtime::schema(std::string_view name) const { return kernel(name).schema(); }
+const KernelSchema& Runtime::schema(std::string_view name) const {
+  return kernel(name).schema();
+}
 
-std::vector<ImplementationInfo> Runtime::implementations(std::string_view name) const {
+std::vector<ImplementationInfo> Runtime::implementations(
+    std::string_view name) const {
   return impl_->registry.implementations(name);
 }
 
@@ -633,20 +722,24 @@ std::vector<PlatformInfo> Runtime::platforms() const {
   return out;
 }
 
-std::string Runtime::default_platform() const { return impl_->default_platform(); }
+std::string Runtime::default_platform() const {
+  return impl_->default_platform();
+}
 
-std::string Runtime::target_for(std::string_view platform, int32_t device) const {
+std::string Runtime::target_for(std::string_view platform,
+                                int32_t device) const {
   return impl_->target_for(platform, device);
 }
 
-RegistrationHandle Runtime::register_kernels(std::vector<KernelOverride> overrides,
-                                             std::string origin) {
+RegistrationHandle Runtime::register_kernels(
+    std::vector<KernelOverride> overrides, std::string origin) {
   std::vector<std::shared_ptr<detail::ImplRecord>> records;
   const std::string full_origin = "host: " + origin;
   for (auto& o : overrides) {
     if (o.impl.has_value() == o.host.has_value()) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "register_kernels: override of '{}' needs exactly one of impl or host",
+                   "register_kernels: override of '{}' needs exactly one of "
+                   "impl or host",
                    o.kernel_name);
     }
     if (o.impl) {
@@ -655,13 +748,16 @@ RegistrationHandle Runtime::register_kernels(std::vector<KernelOverride> overrid
       records.push_back(detail::ImplRecord::from_c(c, full_origin, nullptr));
     } else {
       if (!o.host->launch) {
-        detail::fail(JW_ERROR_INVALID_ARGUMENT, "register_kernels: '{}' has no launch function",
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "register_kernels: '{}' has no launch function",
                      o.kernel_name);
       }
       auto* state = new detail::HostKernelState{std::move(*o.host)};
-      if (state->kernel.impl_name.empty()) state->kernel.impl_name = "host:" + origin;
+      if (state->kernel.impl_name.empty())
+        state->kernel.impl_name = "host:" + origin;
       std::vector<const char*> names;
-      for (const auto& n : state->kernel.param_names) names.push_back(n.c_str());
+      for (const auto& n : state->kernel.param_names)
+        names.push_back(n.c_str());
       jw_kernel_impl c = detail::host_kernel_impl(o.kernel_name, state);
       c.param_names = names.empty() ? nullptr : names.data();
       c.num_param_names = static_cast<uint32_t>(names.size());
@@ -690,20 +786,34 @@ WarmupResult Runtime::warmup_keys(const std::vector<CompileKey>& keys,
   return impl_->warmup_keys(keys, options);
 }
 
-std::vector<CompileKey> Runtime::warmup_plan(const std::vector<WarmupRequest>& requests,
-                                             const WarmupOptions& options) {
+std::vector<CompileKey> Runtime::warmup_plan(
+    const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
   return impl_->warmup_plan(requests, options);
 }
 
-void Runtime::seal() { impl_->seal(); }
-bool Runtime::sealed() const { return impl_->sealed(); }
-void Runtime::set_jit_monitor(JitMonitorMode mode) { impl_->monitor_mode.store(mode); }
-JitMonitorMode Runtime::jit_monitor() const { return impl_->monitor_mode.load(); }
-void Runtime::set_jit_record_path(std::string path) { impl_->set_record_path(std::move(path)); }
+void Runtime::seal() {
+  impl_->seal();
+}
+bool Runtime::sealed() const {
+  return impl_->sealed();
+}
+void Runtime::set_jit_monitor(JitMonitorMode mode) {
+  impl_->monitor_mode.store(mode);
+}
+JitMonitorMode Runtime::jit_monitor() const {
+  return impl_->monitor_mode.load();
+}
+void Runtime::set_jit_record_path(std::string path) {
+  impl_->set_record_path(std::move(path));
+}
 
-CacheStats Runtime::cache_stats() const { return impl_->cache.stats(); }
+CacheStats Runtime::cache_stats() const {
+  return impl_->cache.stats();
+}
 
-bool Runtime::is_cached(const CompileKey& key) const { return impl_->cache.find(key) != nullptr; }
+bool Runtime::is_cached(const CompileKey& key) const {
+  return impl_->cache.find(key) != nullptr;
+}
 
 const jw_platform_desc& Runtime::platform(std::string_view name) const {
   auto record = impl_->find_platform(name);

@@ -72,15 +72,17 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
                      const LaunchOptions& options);
   // Compiles (or finds) `key` with `impl`; `from_launch` routes a real
   // compile through the JIT monitor.
-  CompileCache::Lookup compile(const ImplRecord& impl, const KernelSchema& schema,
+  CompileCache::Lookup compile(const ImplRecord& impl,
+                               const KernelSchema& schema,
                                const CompileKey& key, bool from_launch);
 
   // --- warmup
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,
                       const WarmupOptions& options);
-  WarmupResult warmup_keys(const std::vector<CompileKey>& keys, const WarmupOptions& options);
-  std::vector<CompileKey> warmup_plan(const std::vector<WarmupRequest>& requests,
-                                      const WarmupOptions& options);
+  WarmupResult warmup_keys(const std::vector<CompileKey>& keys,
+                           const WarmupOptions& options);
+  std::vector<CompileKey> warmup_plan(
+      const std::vector<WarmupRequest>& requests, const WarmupOptions& options);
 
   // --- JIT monitor
   void seal() { sealed_.store(true); }
@@ -107,7 +109,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   };
   std::vector<WarmupWork> plan(const std::vector<WarmupRequest>& requests,
                                const WarmupOptions& options);
-  WarmupResult compile_all(const std::vector<WarmupWork>& work, const WarmupOptions& options);
+  WarmupResult compile_all(const std::vector<WarmupWork>& work,
+                           const WarmupOptions& options);
   const ImplRecord& resolve(const KernelState& state, std::string_view platform,
                             std::string* platform_name);
   void on_launch_compile(const KernelSchema& schema, const CompileKey& key,
@@ -131,6 +134,7 @@ struct KeyViewStorage {
   std::string text;
   jw_compile_key_view view{};
 };
-void make_key_view(const CompileKey& key, const ImplRecord& impl, KeyViewStorage& out);
+void make_key_view(const CompileKey& key, const ImplRecord& impl,
+                   KeyViewStorage& out);
 
 }  // namespace jitwarm::detail

@@ -22,7 +22,8 @@ bool valid_kernel_name(std::string_view name) {
 
 }  // namespace
 
-KernelSchema KernelSchema::from_c(const jw_kernel_schema& c, std::string origin) {
+KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
+                                  std::string origin) {
   if (c.struct_size < offsetof(jw_kernel_schema, launch_rule)) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT,
                  "kernel schema from {}: struct_size {} is too small", origin,
@@ -36,7 +37,8 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c, std::string origin)
   KernelSchema s;
   s.name_ = c.name;
   s.summary_ = c.summary != nullptr ? c.summary : "";
-  if (c.struct_size >= offsetof(jw_kernel_schema, launch_rule) + sizeof(c.launch_rule) &&
+  if (c.struct_size >=
+          offsetof(jw_kernel_schema, launch_rule) + sizeof(c.launch_rule) &&
       c.launch_rule != nullptr) {
     s.launch_rule_ = c.launch_rule;
   }
@@ -78,14 +80,17 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c, std::string origin)
                    "kernel schema {}: parameter '{}' has rank {}", s.name_,
                    p.name, d.rank);
     }
-    if (p.struct_size >= offsetof(jw_param_desc, default_value) + sizeof(jw_scalar)) {
+    if (p.struct_size >=
+        offsetof(jw_param_desc, default_value) + sizeof(jw_scalar)) {
       d.default_value = p.default_value;
     }
-    if (p.struct_size >= offsetof(jw_param_desc, same_dtype_as) + sizeof(const char*) &&
+    if (p.struct_size >=
+            offsetof(jw_param_desc, same_dtype_as) + sizeof(const char*) &&
         p.same_dtype_as != nullptr) {
       d.same_dtype_as = p.same_dtype_as;
     }
-    if (d.has_flag(JW_PARAM_HAS_DEFAULT) && d.default_value.kind == JW_SCALAR_NONE) {
+    if (d.has_flag(JW_PARAM_HAS_DEFAULT) &&
+        d.default_value.kind == JW_SCALAR_NONE) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
                    "kernel schema {}: parameter '{}' says it has a default but "
                    "gives none",

@@ -46,14 +46,15 @@ __int128 integer_of(const jw_scalar& s, const KernelSchema& schema,
                     const ParamDesc& p) {
   if (s.kind == JW_SCALAR_INT) return s.value.i;
   if (s.kind == JW_SCALAR_UINT) return static_cast<__int128>(s.value.u);
-  detail::fail(JW_ERROR_INVALID_ARGUMENT,
-               "{}: parameter '{}' takes an integer", schema.name(), p.name);
+  detail::fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}' takes an integer",
+               schema.name(), p.name);
 }
 
 // Normalizes a constexpr so the same value passed as int or uint gives the
 // same key.
 jw_scalar canonical_constexpr(jw_scalar s) {
-  if (s.kind == JW_SCALAR_UINT && s.value.u <= static_cast<uint64_t>(INT64_MAX)) {
+  if (s.kind == JW_SCALAR_UINT &&
+      s.value.u <= static_cast<uint64_t>(INT64_MAX)) {
     return scalar_int(static_cast<int64_t>(s.value.u));
   }
   if (s.kind == JW_SCALAR_BOOL) return scalar_bool(s.value.i != 0);
@@ -103,15 +104,18 @@ TensorView tensor_of(const jw_arg_value& a, const KernelSchema& schema,
   }
   const jw_tensor_meta& m = *v.meta;
   if (m.struct_size < sizeof(jw_tensor_meta)) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}': jw_tensor_meta struct_size {} is too small",
-                 schema.name(), p.name, m.struct_size);
+    detail::fail(
+        JW_ERROR_INVALID_ARGUMENT,
+        "{}: parameter '{}': jw_tensor_meta struct_size {} is too small",
+        schema.name(), p.name, m.struct_size);
   }
   if (dtype_size(m.dtype) == 0) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': invalid dtype {}",
-                 schema.name(), p.name, static_cast<int>(m.dtype));
+    detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                 "{}: parameter '{}': invalid dtype {}", schema.name(), p.name,
+                 static_cast<int>(m.dtype));
   }
-  if (p.allowed_dtypes != 0 && (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
+  if (p.allowed_dtypes != 0 &&
+      (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT,
                  "{}: parameter '{}' does not take {} (allowed: {})",
                  schema.name(), p.name, dtype_name(m.dtype),
@@ -219,9 +223,8 @@ CompileKey derive_key(const KernelSchema& schema,
                       std::string_view target, std::string_view impl_name) {
   const auto& params = schema.params();
   if (args.size() > params.size()) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: takes {} arguments, got {}", schema.name(), params.size(),
-                 args.size());
+    detail::fail(JW_ERROR_INVALID_ARGUMENT, "{}: takes {} arguments, got {}",
+                 schema.name(), params.size(), args.size());
   }
   std::vector<ParamSpec> specs(params.size());
   std::vector<jw_dtype> tensor_dtypes(params.size(), JW_DTYPE_INVALID);
@@ -236,9 +239,10 @@ CompileKey derive_key(const KernelSchema& schema,
     if (i < args.size()) {
       a = &args[i];
       if (a->struct_size < offsetof(jw_arg_value, value) + sizeof(a->value)) {
-        detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                     "{}: argument '{}': jw_arg_value struct_size {} is too small",
-                     schema.name(), p.name, a->struct_size);
+        detail::fail(
+            JW_ERROR_INVALID_ARGUMENT,
+            "{}: argument '{}': jw_arg_value struct_size {} is too small",
+            schema.name(), p.name, a->struct_size);
       }
     } else if (p.has_flag(JW_PARAM_HAS_DEFAULT)) {
       defaulted.struct_size = sizeof(jw_arg_value);
@@ -266,8 +270,8 @@ CompileKey derive_key(const KernelSchema& schema,
       continue;
     }
     if (a->kind != JW_VALUE_SCALAR) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}' takes {}, got {}",
-                   schema.name(), p.name,
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "{}: parameter '{}' takes {}, got {}", schema.name(), p.name,
                    p.kind == JW_PARAM_FLOAT ? "a float" : "a scalar",
                    describe_value_kind(*a));
     }
@@ -281,20 +285,23 @@ CompileKey derive_key(const KernelSchema& schema,
         if (s.kind != JW_SCALAR_FLOAT && s.kind != JW_SCALAR_INT &&
             s.kind != JW_SCALAR_UINT) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "{}: parameter '{}' takes a float, got {}", schema.name(),
-                       p.name, describe_value_kind(*a));
+                       "{}: parameter '{}' takes a float, got {}",
+                       schema.name(), p.name, describe_value_kind(*a));
         }
-        spec.float_type = p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
+        spec.float_type =
+            p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
         break;
       case JW_PARAM_SCALAR:
-        if (s.kind != JW_SCALAR_FLOAT && s.kind != JW_SCALAR_INT && s.kind != JW_SCALAR_UINT) {
+        if (s.kind != JW_SCALAR_FLOAT && s.kind != JW_SCALAR_INT &&
+            s.kind != JW_SCALAR_UINT) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "{}: parameter '{}' takes an integer or a float, got {}", schema.name(),
-                       p.name, describe_value_kind(*a));
+                       "{}: parameter '{}' takes an integer or a float, got {}",
+                       schema.name(), p.name, describe_value_kind(*a));
         }
         if (s.kind == JW_SCALAR_FLOAT) {
           spec.scalar_kind = JW_SCALAR_FLOAT;
-          spec.float_type = p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
+          spec.float_type =
+              p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
         } else {
           spec.scalar_kind = JW_SCALAR_INT;
           spec.int_spec = specialize_integer(integer_of(s, schema, p), dns);
@@ -303,12 +310,12 @@ CompileKey derive_key(const KernelSchema& schema,
       case JW_PARAM_CONSTEXPR:
         if (s.kind < JW_SCALAR_INT || s.kind > JW_SCALAR_BOOL) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "{}: constexpr '{}' needs a value", schema.name(), p.name);
+                       "{}: constexpr '{}' needs a value", schema.name(),
+                       p.name);
         }
         spec.constexpr_value = canonical_constexpr(s);
         break;
-      case JW_PARAM_TENSOR:
-        break;
+      case JW_PARAM_TENSOR: break;
     }
   }
   // Cross-parameter dtype rules, once every tensor is known.
@@ -319,14 +326,18 @@ CompileKey derive_key(const KernelSchema& schema,
       // was passed (so 0 and 0.0 give one key); an integer tensor refuses
       // a float.
       const int other = schema.index_of(p.same_dtype_as);
-      const jw_dtype dtype = other >= 0 ? tensor_dtypes[other] : JW_DTYPE_INVALID;
+      const jw_dtype dtype =
+          other >= 0 ? tensor_dtypes[other] : JW_DTYPE_INVALID;
       if (is_floating_dtype(dtype)) {
         specs[i].scalar_kind = JW_SCALAR_FLOAT;
         specs[i].int_spec = IntSpec{};
-        specs[i].float_type = p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
-      } else if (dtype != JW_DTYPE_INVALID && specs[i].scalar_kind == JW_SCALAR_FLOAT) {
+        specs[i].float_type =
+            p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
+      } else if (dtype != JW_DTYPE_INVALID &&
+                 specs[i].scalar_kind == JW_SCALAR_FLOAT) {
         detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                     "{}: parameter '{}' must be an integer, like '{}' ({}); got a float",
+                     "{}: parameter '{}' must be an integer, like '{}' ({}); "
+                     "got a float",
                      schema.name(), p.name, p.same_dtype_as, dtype_name(dtype));
       }
       continue;
@@ -334,10 +345,11 @@ CompileKey derive_key(const KernelSchema& schema,
     if (p.kind != JW_PARAM_TENSOR || p.same_dtype_as.empty()) continue;
     const int other = schema.index_of(p.same_dtype_as);
     if (other >= 0 && tensor_dtypes[other] != tensor_dtypes[i]) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}' must have the dtype of '{}' ({}), got {}",
-                   schema.name(), p.name, p.same_dtype_as,
-                   dtype_name(tensor_dtypes[other]), dtype_name(tensor_dtypes[i]));
+      detail::fail(
+          JW_ERROR_INVALID_ARGUMENT,
+          "{}: parameter '{}' must have the dtype of '{}' ({}), got {}",
+          schema.name(), p.name, p.same_dtype_as,
+          dtype_name(tensor_dtypes[other]), dtype_name(tensor_dtypes[i]));
     }
   }
   return CompileKey(schema.name(), std::string(impl_name), std::string(target),

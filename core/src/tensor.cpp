@@ -144,7 +144,8 @@ std::vector<int64_t> effective_strides(const jw_tensor_meta& meta) {
 
 int64_t element_count(const jw_tensor_meta& meta) {
   int64_t n = 1;
-  for (uint32_t i = 0; i < meta.rank && i < JW_MAX_RANK; ++i) n *= meta.shape[i];
+  for (uint32_t i = 0; i < meta.rank && i < JW_MAX_RANK; ++i)
+    n *= meta.shape[i];
   return n;
 }
 
@@ -204,10 +205,18 @@ jw_arg_value warmup_arg(const jw_tensor_meta& meta) {
   a.value.meta = &meta;
   return a;
 }
-jw_arg_value arg_int(int64_t value) { return scalar_arg(scalar_int(value)); }
-jw_arg_value arg_uint(uint64_t value) { return scalar_arg(scalar_uint(value)); }
-jw_arg_value arg_float(double value) { return scalar_arg(scalar_float(value)); }
-jw_arg_value arg_bool(bool value) { return scalar_arg(scalar_bool(value)); }
+jw_arg_value arg_int(int64_t value) {
+  return scalar_arg(scalar_int(value));
+}
+jw_arg_value arg_uint(uint64_t value) {
+  return scalar_arg(scalar_uint(value));
+}
+jw_arg_value arg_float(double value) {
+  return scalar_arg(scalar_float(value));
+}
+jw_arg_value arg_bool(bool value) {
+  return scalar_arg(scalar_bool(value));
+}
 
 }  // namespace jitwarm
 

@@ -19,15 +19,18 @@ std::string value_text(const WarmupValue& v) {
   if (const auto* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   const auto& t = std::get<TensorChoice>(v);
-  return fmt::format("{}{}", dtype_name(t.dtype), t.aligned_16 ? "" : " (unaligned)");
+  return fmt::format("{}{}", dtype_name(t.dtype),
+                     t.aligned_16 ? "" : " (unaligned)");
 }
 
 // What a value contributes to the key of `p`; values with equal signatures
 // give equal keys, so only the first of them is kept.
-std::string signature(const KernelSchema& schema, const ParamDesc& p, const WarmupValue& v) {
+std::string signature(const KernelSchema& schema, const ParamDesc& p,
+                      const WarmupValue& v) {
   const auto wrong = [&](const char* wants) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: parameter '{}' takes {}; got {}",
-         schema.name(), p.name, wants, value_text(v));
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "warmup of {}: parameter '{}' takes {}; got {}", schema.name(), p.name,
+         wants, value_text(v));
   };
   const bool dns = p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE);
   switch (p.kind) {
@@ -35,11 +38,13 @@ std::string signature(const KernelSchema& schema, const ParamDesc& p, const Warm
       const auto* t = std::get_if<TensorChoice>(&v);
       if (t == nullptr) wrong("a tensor (a dtype)");
       std::string s = fmt::format("t{}", static_cast<int>(t->dtype));
-      if (!p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT)) s += t->aligned_16 ? "a" : "u";
+      if (!p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT))
+        s += t->aligned_16 ? "a" : "u";
       if (p.has_flag(JW_PARAM_SPECIALIZE_STRIDES)) {
         for (int64_t stride : t->strides) {
           const IntSpec spec = specialize_integer(stride, false);
-          s += fmt::format(",{}{}", static_cast<int>(spec.type), static_cast<int>(spec.value_class));
+          s += fmt::format(",{}{}", static_cast<int>(spec.type),
+                           static_cast<int>(spec.value_class));
         }
       }
       return s;
@@ -48,20 +53,25 @@ std::string signature(const KernelSchema& schema, const ParamDesc& p, const Warm
       const auto* i = std::get_if<__int128>(&v);
       if (i == nullptr) wrong("an integer");
       const IntSpec spec = specialize_integer(*i, dns);
-      return fmt::format("i{}{}", static_cast<int>(spec.type), static_cast<int>(spec.value_class));
+      return fmt::format("i{}{}", static_cast<int>(spec.type),
+                         static_cast<int>(spec.value_class));
     }
     case JW_PARAM_FLOAT:
-      if (std::holds_alternative<TensorChoice>(v) || std::holds_alternative<bool>(v)) wrong("a float");
+      if (std::holds_alternative<TensorChoice>(v) ||
+          std::holds_alternative<bool>(v))
+        wrong("a float");
       return "f";
     case JW_PARAM_SCALAR: {
       if (std::holds_alternative<double>(v)) return "f";
       const auto* i = std::get_if<__int128>(&v);
       if (i == nullptr) wrong("an integer or a float");
       const IntSpec spec = specialize_integer(*i, dns);
-      return fmt::format("i{}{}", static_cast<int>(spec.type), static_cast<int>(spec.value_class));
+      return fmt::format("i{}{}", static_cast<int>(spec.type),
+                         static_cast<int>(spec.value_class));
     }
     case JW_PARAM_CONSTEXPR:
-      if (const auto* i = std::get_if<__int128>(&v)) return "c" + int128_to_string(*i);
+      if (const auto* i = std::get_if<__int128>(&v))
+        return "c" + int128_to_string(*i);
       if (const auto* d = std::get_if<double>(&v)) {
         return fmt::format("d{:x}", std::bit_cast<uint64_t>(*d));
       }
@@ -74,14 +84,16 @@ std::string signature(const KernelSchema& schema, const ParamDesc& p, const Warm
 // The first lattice points of a range in each integer-type region: enough
 // to meet every (type, class) the range produces, without walking 8192 (or
 // 2^40) values.
-std::vector<__int128> range_candidates(const KernelSchema& schema, const ParamDesc& p,
-                                       const IntRange& r) {
+std::vector<__int128> range_candidates(const KernelSchema& schema,
+                                       const ParamDesc& p, const IntRange& r) {
   if (r.step <= 0) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: range of '{}' needs a positive step, got {}",
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "warmup of {}: range of '{}' needs a positive step, got {}",
          schema.name(), p.name, r.step);
   }
   const __int128 start = r.start, stop = r.stop, step = r.step;
-  const __int128 bounds[] = {-(kOne << 63), -(kOne << 31), kOne << 31, kOne << 63};
+  const __int128 bounds[] = {-(kOne << 63), -(kOne << 31), kOne << 31,
+                             kOne << 63};
   std::vector<__int128> out;
   for (int region = 0; region < 3; ++region) {
     const __int128 lo = std::max(start, bounds[region]);
@@ -102,13 +114,16 @@ std::vector<__int128> range_candidates(const KernelSchema& schema, const ParamDe
 }
 
 struct Choice {
-  std::vector<std::pair<std::size_t, WarmupValue>> values;  // (param index, value)
+  std::vector<std::pair<std::size_t, WarmupValue>>
+      values;  // (param index, value)
 };
 
-std::vector<WarmupValue> default_axis(const KernelSchema& schema, const ParamDesc& p);
+std::vector<WarmupValue> default_axis(const KernelSchema& schema,
+                                      const ParamDesc& p);
 
 // Values of one axis, first of each signature, in order.
-std::vector<WarmupValue> collapsed_axis(const KernelSchema& schema, const ParamDesc& p,
+std::vector<WarmupValue> collapsed_axis(const KernelSchema& schema,
+                                        const ParamDesc& p,
                                         const WarmupAxis& axis) {
   std::vector<WarmupValue> out;
   std::set<std::string> seen;
@@ -117,8 +132,8 @@ std::vector<WarmupValue> collapsed_axis(const KernelSchema& schema, const ParamD
   };
   for (const auto& v : axis.values) {
     const auto* t = std::get_if<TensorChoice>(&v);
-    if (p.kind == JW_PARAM_TENSOR && t != nullptr && t->dtype == JW_DTYPE_INVALID &&
-        p.same_dtype_as.empty()) {
+    if (p.kind == JW_PARAM_TENSOR && t != nullptr &&
+        t->dtype == JW_DTYPE_INVALID && p.same_dtype_as.empty()) {
       // "aligned = [...]" without dtypes: every dtype the schema allows.
       for (const auto& d : default_axis(schema, p)) {
         TensorChoice c = *t;
@@ -130,15 +145,18 @@ std::vector<WarmupValue> collapsed_axis(const KernelSchema& schema, const ParamD
     consider(v);
   }
   for (const auto& r : axis.ranges) {
-    if (p.kind != JW_PARAM_INT && p.kind != JW_PARAM_SCALAR && p.kind != JW_PARAM_CONSTEXPR) {
-      fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: '{}' is not an integer; ranges need one",
+    if (p.kind != JW_PARAM_INT && p.kind != JW_PARAM_SCALAR &&
+        p.kind != JW_PARAM_CONSTEXPR) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup of {}: '{}' is not an integer; ranges need one",
            schema.name(), p.name);
     }
     if (p.kind == JW_PARAM_CONSTEXPR) {
       // Every constexpr value is its own key: walk the range itself.
       if (r.step <= 0) {
-        fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: range of '{}' needs a positive step",
-             schema.name(), p.name);
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "warmup of {}: range of '{}' needs a positive step", schema.name(),
+             p.name);
       }
       for (int64_t x = r.start; x < r.stop; x += r.step) consider(__int128{x});
       continue;
@@ -146,21 +164,24 @@ std::vector<WarmupValue> collapsed_axis(const KernelSchema& schema, const ParamD
     for (__int128 x : range_candidates(schema, p, r)) consider(x);
   }
   if (out.empty()) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: parameter '{}' has no values", schema.name(),
-         p.name);
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "warmup of {}: parameter '{}' has no values", schema.name(), p.name);
   }
   return out;
 }
 
 // Defaults for a parameter the request does not mention.
-std::vector<WarmupValue> default_axis(const KernelSchema& schema, const ParamDesc& p) {
+std::vector<WarmupValue> default_axis(const KernelSchema& schema,
+                                      const ParamDesc& p) {
   switch (p.kind) {
     case JW_PARAM_TENSOR: {
-      if (!p.same_dtype_as.empty()) return {TensorChoice{JW_DTYPE_INVALID, true, {}}};
+      if (!p.same_dtype_as.empty())
+        return {TensorChoice{JW_DTYPE_INVALID, true, {}}};
       if (p.allowed_dtypes == 0) {
         fail(JW_ERROR_INVALID_ARGUMENT,
-             "warmup of {}: tensor '{}' takes any dtype; list the dtypes to warm", schema.name(),
-             p.name);
+             "warmup of {}: tensor '{}' takes any dtype; list the dtypes to "
+             "warm",
+             schema.name(), p.name);
       }
       std::vector<WarmupValue> out;
       for (int d = 1; d < JW_DTYPE_COUNT; ++d) {
@@ -179,11 +200,13 @@ std::vector<WarmupValue> default_axis(const KernelSchema& schema, const ParamDes
     case JW_PARAM_CONSTEXPR:
       if (!p.has_flag(JW_PARAM_HAS_DEFAULT)) {
         fail(JW_ERROR_INVALID_ARGUMENT,
-             "warmup of {}: constexpr '{}' has no default; give it a value", schema.name(), p.name);
+             "warmup of {}: constexpr '{}' has no default; give it a value",
+             schema.name(), p.name);
       }
       switch (p.default_value.kind) {
         case JW_SCALAR_INT: return {__int128{p.default_value.value.i}};
-        case JW_SCALAR_UINT: return {static_cast<__int128>(p.default_value.value.u)};
+        case JW_SCALAR_UINT:
+          return {static_cast<__int128>(p.default_value.value.u)};
         case JW_SCALAR_FLOAT: return {p.default_value.value.f};
         case JW_SCALAR_BOOL: return {p.default_value.value.i != 0};
         default: break;
@@ -193,12 +216,14 @@ std::vector<WarmupValue> default_axis(const KernelSchema& schema, const ParamDes
 }
 
 jw_scalar scalar_from(__int128 v) {
-  if (v >= -(kOne << 63) && v < (kOne << 63)) return scalar_int(static_cast<int64_t>(v));
+  if (v >= -(kOne << 63) && v < (kOne << 63))
+    return scalar_int(static_cast<int64_t>(v));
   return scalar_uint(static_cast<uint64_t>(v));
 }
 
 // Storage-free arguments for one assignment (schema order).
-WarmupInputs inputs_from(const KernelSchema& schema, const std::vector<WarmupValue>& values) {
+WarmupInputs inputs_from(const KernelSchema& schema,
+                         const std::vector<WarmupValue>& values) {
   WarmupInputs in;
   const auto& params = schema.params();
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -208,12 +233,15 @@ WarmupInputs inputs_from(const KernelSchema& schema, const std::vector<WarmupVal
     a.struct_size = sizeof(a);
     if (p.kind == JW_PARAM_TENSOR) {
       const auto& t = std::get<TensorChoice>(v);
-      const uint32_t rank = p.rank >= 0 ? static_cast<uint32_t>(p.rank)
-                                        : static_cast<uint32_t>(std::max<std::size_t>(t.strides.size(), 1));
+      const uint32_t rank = p.rank >= 0
+                                ? static_cast<uint32_t>(p.rank)
+                                : static_cast<uint32_t>(std::max<std::size_t>(
+                                      t.strides.size(), 1));
       std::vector<int64_t> shape(rank, 1);
       auto meta = std::make_unique<jw_tensor_meta>(
-          t.strides.empty() ? make_tensor_meta(t.dtype, shape, t.aligned_16)
-                            : make_tensor_meta(t.dtype, shape, t.strides, t.aligned_16));
+          t.strides.empty()
+              ? make_tensor_meta(t.dtype, shape, t.aligned_16)
+              : make_tensor_meta(t.dtype, shape, t.strides, t.aligned_16));
       a = warmup_arg(*meta);
       in.tensors.push_back(std::move(meta));
     } else if (const auto* i = std::get_if<__int128>(&v)) {
@@ -229,7 +257,8 @@ WarmupInputs inputs_from(const KernelSchema& schema, const std::vector<WarmupVal
   return in;
 }
 
-bool excluded(const WarmupRequest& request, const WarmupAssignment& assignment) {
+bool excluded(const WarmupRequest& request,
+              const WarmupAssignment& assignment) {
   for (const auto& rule : request.exclude) {
     bool all = !rule.empty();
     for (const auto& [name, value] : rule) {
@@ -242,7 +271,8 @@ bool excluded(const WarmupRequest& request, const WarmupAssignment& assignment) 
         // A tensor is matched by its dtype (see docs/warmup.md).
         const auto* a = std::get_if<TensorChoice>(actual);
         if (a == nullptr || a->dtype != t->dtype) all = false;
-      } else if (value.index() != actual->index() || value_text(value) != value_text(*actual)) {
+      } else if (value.index() != actual->index() ||
+                 value_text(value) != value_text(*actual)) {
         all = false;
       }
       if (!all) break;
@@ -271,13 +301,15 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     const int i = schema.index_of(name);
     if (i < 0) {
       std::string names;
-      for (const auto& p : params) names += (names.empty() ? "" : ", ") + p.name;
-      fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: unknown parameter '{}' (parameters: {})",
+      for (const auto& p : params)
+        names += (names.empty() ? "" : ", ") + p.name;
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup of {}: unknown parameter '{}' (parameters: {})",
            schema.name(), name, names);
     }
     if (covered[i]) {
-      fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: parameter '{}' is given twice", schema.name(),
-           name);
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup of {}: parameter '{}' is given twice", schema.name(), name);
     }
     covered[i] = true;
     return static_cast<std::size_t>(i);
@@ -290,14 +322,17 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     for (const auto& [name, axis] : group) {
       indices.push_back(index_of(name));
       if (!axis.ranges.empty()) {
-        fail(JW_ERROR_INVALID_ARGUMENT, "warmup of {}: zipped parameter '{}' cannot use a range",
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "warmup of {}: zipped parameter '{}' cannot use a range",
              schema.name(), name);
       }
       if (indices.size() == 1) length = axis.values.size();
       if (axis.values.size() != length) {
         fail(JW_ERROR_INVALID_ARGUMENT,
-             "warmup of {}: zipped parameters need lists of one length; '{}' has {}, '{}' has {}",
-             schema.name(), group.front().first, length, name, axis.values.size());
+             "warmup of {}: zipped parameters need lists of one length; '{}' "
+             "has {}, '{}' has {}",
+             schema.name(), group.front().first, length, name,
+             axis.values.size());
       }
     }
     std::vector<Choice> choices;
@@ -317,7 +352,8 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
   for (const auto& [name, axis] : request.axes) {
     const std::size_t i = index_of(name);
     std::vector<Choice> choices;
-    for (auto& v : collapsed_axis(schema, params[i], axis)) choices.push_back(Choice{{{i, v}}});
+    for (auto& v : collapsed_axis(schema, params[i], axis))
+      choices.push_back(Choice{{{i, v}}});
     dimensions.push_back(std::move(choices));
   }
   std::vector<std::size_t> deferred_scalars;  // follow their tensor's dtype
@@ -328,7 +364,8 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
       continue;
     }
     std::vector<Choice> choices;
-    for (auto& v : default_axis(schema, params[i])) choices.push_back(Choice{{{i, v}}});
+    for (auto& v : default_axis(schema, params[i]))
+      choices.push_back(Choice{{{i, v}}});
     dimensions.push_back(std::move(choices));
   }
 
@@ -338,7 +375,8 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
   while (true) {
     std::vector<WarmupValue> values(params.size());
     for (std::size_t d = 0; d < dimensions.size(); ++d) {
-      for (const auto& [i, v] : dimensions[d][odometer[d]].values) values[i] = v;
+      for (const auto& [i, v] : dimensions[d][odometer[d]].values)
+        values[i] = v;
     }
     // Tensors that follow another's dtype (and, when not mentioned, its
     // alignment: an output is usually allocated like its input), then
@@ -346,7 +384,8 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     for (std::size_t i = 0; i < params.size(); ++i) {
       auto* t = std::get_if<TensorChoice>(&values[i]);
       if (t != nullptr && t->dtype == JW_DTYPE_INVALID) {
-        const auto& other = std::get<TensorChoice>(values[schema.index_of(params[i].same_dtype_as)]);
+        const auto& other = std::get<TensorChoice>(
+            values[schema.index_of(params[i].same_dtype_as)]);
         t->dtype = other.dtype;
         if (!covered[i]) t->aligned_16 = other.aligned_16;
       }
@@ -355,7 +394,8 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
       const ParamDesc& p = params[i];
       bool is_float = false;
       if (!p.same_dtype_as.empty()) {
-        const auto* t = std::get_if<TensorChoice>(&values[schema.index_of(p.same_dtype_as)]);
+        const auto* t = std::get_if<TensorChoice>(
+            &values[schema.index_of(p.same_dtype_as)]);
         is_float = t != nullptr && is_floating_dtype(t->dtype);
       }
       values[i] = is_float ? WarmupValue{0.0} : WarmupValue{__int128{0}};
@@ -364,41 +404,50 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     for (std::size_t i = 0; i < params.size(); ++i) {
       assignment.values.emplace_back(params[i].name, values[i]);
     }
-    if (!excluded(request, assignment) && (!request.filter || request.filter(assignment))) {
+    if (!excluded(request, assignment) &&
+        (!request.filter || request.filter(assignment))) {
       WarmupInputs in = inputs_from(schema, values);
       CompileKey key = derive_key(schema, in.args, target, impl_name);
-      if (seen_keys.insert(key.encoding()).second) keys.push_back(std::move(key));
+      if (seen_keys.insert(key.encoding()).second)
+        keys.push_back(std::move(key));
     }
     std::size_t d = 0;
-    while (d < dimensions.size() && ++odometer[d] == dimensions[d].size()) odometer[d++] = 0;
+    while (d < dimensions.size() && ++odometer[d] == dimensions[d].size())
+      odometer[d++] = 0;
     if (d == dimensions.size()) break;
   }
   return keys;
 }
 
-WarmupInputs warmup_inputs_for(const KernelSchema& schema, const CompileKey& key) {
+WarmupInputs warmup_inputs_for(const KernelSchema& schema,
+                               const CompileKey& key) {
   const auto& params = schema.params();
-  if (key.kernel_name() != schema.name() || key.params().size() != params.size()) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "key {} does not belong to kernel {}", key.text(),
-         schema.name());
+  if (key.kernel_name() != schema.name() ||
+      key.params().size() != params.size()) {
+    fail(JW_ERROR_INVALID_ARGUMENT, "key {} does not belong to kernel {}",
+         key.text(), schema.name());
   }
   std::vector<WarmupValue> values;
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& s = key.params()[i];
     if (s.name != params[i].name || s.kind != params[i].kind) {
-      fail(JW_ERROR_INVALID_ARGUMENT, "key {}: parameter {} is '{}', the schema says '{}'",
-           key.text(), i, s.name, params[i].name);
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "key {}: parameter {} is '{}', the schema says '{}'", key.text(), i,
+           s.name, params[i].name);
     }
     switch (s.kind) {
       case JW_PARAM_TENSOR: {
         TensorChoice t{s.dtype, s.alignment != JW_ALIGN_NONE, {}};
         for (const IntSpec& stride : s.stride_specs) {
-          t.strides.push_back(static_cast<int64_t>(scalar_specialization_rep(stride)));
+          t.strides.push_back(
+              static_cast<int64_t>(scalar_specialization_rep(stride)));
         }
         values.emplace_back(t);
         break;
       }
-      case JW_PARAM_INT: values.emplace_back(scalar_specialization_rep(s.int_spec)); break;
+      case JW_PARAM_INT:
+        values.emplace_back(scalar_specialization_rep(s.int_spec));
+        break;
       case JW_PARAM_FLOAT: values.emplace_back(0.0); break;
       case JW_PARAM_SCALAR:
         if (s.scalar_kind == JW_SCALAR_FLOAT) {
@@ -409,20 +458,27 @@ WarmupInputs warmup_inputs_for(const KernelSchema& schema, const CompileKey& key
         break;
       case JW_PARAM_CONSTEXPR:
         switch (s.constexpr_value.kind) {
-          case JW_SCALAR_INT: values.emplace_back(__int128{s.constexpr_value.value.i}); break;
-          case JW_SCALAR_UINT:
-            values.emplace_back(static_cast<__int128>(s.constexpr_value.value.u));
+          case JW_SCALAR_INT:
+            values.emplace_back(__int128{s.constexpr_value.value.i});
             break;
-          case JW_SCALAR_FLOAT: values.emplace_back(s.constexpr_value.value.f); break;
+          case JW_SCALAR_UINT:
+            values.emplace_back(
+                static_cast<__int128>(s.constexpr_value.value.u));
+            break;
+          case JW_SCALAR_FLOAT:
+            values.emplace_back(s.constexpr_value.value.f);
+            break;
           default: values.emplace_back(s.constexpr_value.value.i != 0); break;
         }
         break;
     }
   }
   WarmupInputs in = inputs_from(schema, values);
-  const CompileKey produced = derive_key(schema, in.args, key.target(), key.impl_name());
+  const CompileKey produced =
+      derive_key(schema, in.args, key.target(), key.impl_name());
   if (!(produced == key)) {
-    fail(JW_ERROR_INTERNAL, "warmup inputs do not reproduce their key: expected {}, produced {}",
+    fail(JW_ERROR_INTERNAL,
+         "warmup inputs do not reproduce their key: expected {}, produced {}",
          key.text(), produced.text());
   }
   return in;

@@ -38,14 +38,30 @@ inline constexpr std::string_view kSiluAndMul =
 // argument array with these.
 namespace compute_slot_mapping {
 enum : uint32_t {
-  query_start_loc, positions, block_table, block_table_stride, slot_mapping,
-  num_reqs, max_num_tokens, block_size, blocks_per_kv_block, cp_world_size,
-  cp_rank, cp_interleave, count
+  query_start_loc,
+  positions,
+  block_table,
+  block_table_stride,
+  slot_mapping,
+  num_reqs,
+  max_num_tokens,
+  block_size,
+  blocks_per_kv_block,
+  cp_world_size,
+  cp_rank,
+  cp_interleave,
+  count
 };
 }
 namespace expand {
 enum : uint32_t {
-  output, x, cu_num_tokens, replace_from, replace_to, MAX_NUM_TOKENS, count
+  output,
+  x,
+  cu_num_tokens,
+  replace_from,
+  replace_to,
+  MAX_NUM_TOKENS,
+  count
 };
 }
 namespace batch_memcpy {
@@ -53,18 +69,39 @@ enum : uint32_t { src_ptrs, dst_ptrs, sizes, num_copies, BLOCK_SIZE, count };
 }
 namespace zero_kv_blocks {
 enum : uint32_t {
-  block_ids, seg_addrs, seg_block_stride, seg_block_bytes, n_blocks,
-  n_segments, count
+  block_ids,
+  seg_addrs,
+  seg_block_stride,
+  seg_block_bytes,
+  n_blocks,
+  n_segments,
+  count
 };
 }
 namespace scatter_states {
 enum : uint32_t {
-  state, state_stride, src, indices, num_rows, ROW_SIZE, BLOCK_SIZE, count
+  state,
+  state_stride,
+  src,
+  indices,
+  num_rows,
+  ROW_SIZE,
+  BLOCK_SIZE,
+  count
 };
 }
 namespace pack_seq {
 enum : uint32_t {
-  x, lengths, out, N, D, L_max, pad_value, BLOCK_T, BLOCK_D, count
+  x,
+  lengths,
+  out,
+  N,
+  D,
+  L_max,
+  pad_value,
+  BLOCK_T,
+  BLOCK_D,
+  count
 };
 }
 namespace unpack_seq {
@@ -72,8 +109,14 @@ enum : uint32_t { packed, lengths, out, N, D, L_max, BLOCK_T, BLOCK_D, count };
 }
 namespace prepare_pos_seq_lens {
 enum : uint32_t {
-  idx_mapping, query_start_loc, num_computed_tokens, seq_lens, positions,
-  num_reqs, seq_lens_len, count
+  idx_mapping,
+  query_start_loc,
+  num_computed_tokens,
+  seq_lens,
+  positions,
+  num_reqs,
+  seq_lens_len,
+  count
 };
 }
 namespace rms_norm {

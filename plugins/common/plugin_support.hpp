@@ -78,8 +78,8 @@ inline void check_host(jw_status status, std::string_view what) {
 }  // namespace jitwarm::plugin
 
 // Defines host_api() for one plugin library. Use once per plugin.
-#define JITWARM_DEFINE_PLUGIN_HOST_API()                 \
-  const jw_host_api*& jitwarm::plugin::host_api() {      \
-    static const jw_host_api* host = nullptr;            \
-    return host;                                         \
+#define JITWARM_DEFINE_PLUGIN_HOST_API()            \
+  const jw_host_api*& jitwarm::plugin::host_api() { \
+    static const jw_host_api* host = nullptr;       \
+    return host;                                    \
   }

@@ -47,8 +47,8 @@ struct Warmed {
   Warmed() {
     cpu.platform = "cpu";
     REQUIRE(runtime.load_plugin(REFERENCE_PLUGIN).loaded);
-    const WarmupResult w =
-        runtime.warmup(load_warmup_manifest(KERNEL_SET_MANIFEST).requests, {"cpu", "", 2, {}});
+    const WarmupResult w = runtime.warmup(
+        load_warmup_manifest(KERNEL_SET_MANIFEST).requests, {"cpu", "", 2, {}});
     REQUIRE(w.failed == 0);
     REQUIRE(w.compiled == w.keys.size());
     runtime.seal();
@@ -59,12 +59,15 @@ struct Warmed {
   }
 };
 
-const std::array<jw_dtype, 3> kActivations{JW_DTYPE_BFLOAT16, JW_DTYPE_FLOAT16, JW_DTYPE_FLOAT32};
+const std::array<jw_dtype, 3> kActivations{JW_DTYPE_BFLOAT16, JW_DTYPE_FLOAT16,
+                                           JW_DTYPE_FLOAT32};
 
 }  // namespace
 
-TEST_CASE("given the warmed kernel set, when every kernel launches across its classes, then "
-          "nothing compiles") {
+TEST_CASE(
+    "given the warmed kernel set, when every kernel launches across its "
+    "classes, then "
+    "nothing compiles") {
   Warmed w;
   int launches = 0;
 
@@ -72,7 +75,12 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
   // x_stride that valid inputs can have (x_stride >= H).
   for (jw_dtype dtype : kActivations) {
     for (bool aligned : {true, false}) {
-      for (auto [h, stride] : {std::pair{1, 1}, {16, 16}, {17, 17}, {1, 16}, {16, 17}, {1, 17},
+      for (auto [h, stride] : {std::pair{1, 1},
+                               {16, 16},
+                               {17, 17},
+                               {1, 16},
+                               {16, 17},
+                               {1, 17},
                                {17, 32}}) {
         HostTensor x(dtype, {3, stride}, aligned), out(dtype, {3, h}, aligned),
             weight(dtype, {h}, aligned);
@@ -80,8 +88,8 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
         const std::array<int64_t, 2> shape{3, h}, strides{stride, 1};
         jw_tensor view = make_tensor(x.tensor.data, dtype, shape, strides);
         w.launch("vllm.model_executor.layers.layernorm.rms_norm",
-                 {out.arg(), arg(view), arg_int(stride), weight.arg(), arg_float(1e-6), arg_int(3),
-                  arg_int(h)});
+                 {out.arg(), arg(view), arg_int(stride), weight.arg(),
+                  arg_float(1e-6), arg_int(3), arg_int(h)});
         ++launches;
       }
       for (int h : {1, 16, 17, 4096, 4095}) {
@@ -99,14 +107,15 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
     for (int64_t stride : {1, 16, 17}) {
       for (bool aligned : {true, false}) {
         for (auto [world, rank] : {std::pair<int64_t, int64_t>{1, 0}, {2, 1}}) {
-          HostTensor qsl(JW_DTYPE_INT32, {2}), positions(JW_DTYPE_INT64, {2}, aligned),
+          HostTensor qsl(JW_DTYPE_INT32, {2}),
+              positions(JW_DTYPE_INT64, {2}, aligned),
               table(JW_DTYPE_INT32, {1, stride}), slots(JW_DTYPE_INT64, {4});
           qsl.data<int32_t>()[1] = 2;
           positions.data<int64_t>()[1] = 0;
           w.launch("vllm.v1.worker.block_table.compute_slot_mapping",
-                   {qsl.arg(), positions.arg(), table.arg(), arg_int(stride), slots.arg(),
-                    arg_int(1), arg_int(4), arg_int(block_size), arg_int(1), arg_int(world),
-                    arg_int(rank), arg_int(1)});
+                   {qsl.arg(), positions.arg(), table.arg(), arg_int(stride),
+                    slots.arg(), arg_int(1), arg_int(4), arg_int(block_size),
+                    arg_int(1), arg_int(world), arg_int(rank), arg_int(1)});
           ++launches;
         }
       }
@@ -119,18 +128,22 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
     cu.data<int32_t>()[0] = 1;
     cu.data<int32_t>()[1] = 3;
     const bool is_float = dtype == JW_DTYPE_FLOAT32;
-    w.launch("vllm.v1.sample.rejection_sampler.expand",
-             {out.arg(), x.arg(), cu.arg(), is_float ? arg_float(0) : arg_int(0),
-              is_float ? arg_float(1) : arg_int(1), arg_int(8)});
+    w.launch(
+        "vllm.v1.sample.rejection_sampler.expand",
+        {out.arg(), x.arg(), cu.arg(), is_float ? arg_float(0) : arg_int(0),
+         is_float ? arg_float(1) : arg_int(1), arg_int(8)});
     ++launches;
   }
 
   // batch_memcpy and zero_kv_blocks on host addresses.
   for (int64_t block : {256, 1024}) {
     std::vector<char> src(64, 'a'), dst(64, 0);
-    HostTensor s(JW_DTYPE_INT64, {1}), d(JW_DTYPE_INT64, {1}), n(JW_DTYPE_INT64, {1});
-    s.data<int64_t>()[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(src.data()));
-    d.data<int64_t>()[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst.data()));
+    HostTensor s(JW_DTYPE_INT64, {1}), d(JW_DTYPE_INT64, {1}),
+        n(JW_DTYPE_INT64, {1});
+    s.data<int64_t>()[0] =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(src.data()));
+    d.data<int64_t>()[0] =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst.data()));
     n.data<int64_t>()[0] = 64;
     w.launch("vllm.v1.worker.mamba_utils.batch_memcpy",
              {s.arg(), d.arg(), n.arg(), arg_int(1), arg_int(block)});
@@ -141,11 +154,13 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
     std::vector<char> cache(64 * 32, 'x');
     HostTensor ids(JW_DTYPE_INT32, {n_blocks}), addrs(JW_DTYPE_INT64, {1}),
         stride(JW_DTYPE_INT64, {1}), bytes(JW_DTYPE_INT64, {1});
-    addrs.data<int64_t>()[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(cache.data()));
+    addrs.data<int64_t>()[0] =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(cache.data()));
     stride.data<int64_t>()[0] = 64;
     bytes.data<int64_t>()[0] = 64;
     w.launch("vllm.v1.worker.utils.zero_kv_blocks",
-             {ids.arg(), addrs.arg(), stride.arg(), bytes.arg(), arg_int(n_blocks), arg_int(1)});
+             {ids.arg(), addrs.arg(), stride.arg(), bytes.arg(),
+              arg_int(n_blocks), arg_int(1)});
     CHECK(cache[0] == 0);
     ++launches;
   }
@@ -155,18 +170,19 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
     for (bool aligned : {true, false}) {
       for (int64_t stride : {256, 257}) {
         for (jw_dtype index_dtype : {JW_DTYPE_INT32, JW_DTYPE_INT64}) {
-          HostTensor state_storage(dtype, {4, stride}, aligned), src(dtype, {2, 256}, aligned),
-              indices(index_dtype, {2});
+          HostTensor state_storage(dtype, {4, stride}, aligned),
+              src(dtype, {2, 256}, aligned), indices(index_dtype, {2});
           if (index_dtype == JW_DTYPE_INT32) {
             indices.data<int32_t>()[1] = 2;  // distinct rows 0 and 2
           } else {
             indices.data<int64_t>()[1] = 2;
           }
           const std::array<int64_t, 2> shape{4, 256}, strides{stride, 1};
-          jw_tensor state = make_tensor(state_storage.tensor.data, dtype, shape, strides);
+          jw_tensor state =
+              make_tensor(state_storage.tensor.data, dtype, shape, strides);
           w.launch("vllm.model_executor.layers.mamba.ops.scatter_states",
-                   {arg(state), arg_int(stride), src.arg(), indices.arg(), arg_int(2),
-                    arg_int(256), arg_int(256)});
+                   {arg(state), arg_int(stride), src.arg(), indices.arg(),
+                    arg_int(2), arg_int(256), arg_int(256)});
           ++launches;
         }
       }
@@ -174,32 +190,36 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
   }
 
   // pack_seq / unpack_seq: every dtype and alignment.
-  for (jw_dtype dtype : {JW_DTYPE_FLOAT16, JW_DTYPE_BFLOAT16, JW_DTYPE_FLOAT32, JW_DTYPE_UINT8}) {
+  for (jw_dtype dtype : {JW_DTYPE_FLOAT16, JW_DTYPE_BFLOAT16, JW_DTYPE_FLOAT32,
+                         JW_DTYPE_UINT8}) {
     for (bool aligned : {true, false}) {
       HostTensor x(dtype, {3, 8}, aligned), lengths(JW_DTYPE_INT32, {2}),
           packed(dtype, {2, 2, 8}, aligned), back(dtype, {3, 8}, aligned);
       lengths.data<int32_t>()[0] = 1;
       lengths.data<int32_t>()[1] = 2;
       w.launch("vllm.v1.attention.ops.pack_seq",
-               {x.arg(), lengths.arg(), packed.arg(), arg_int(3), arg_int(8), arg_int(2),
-                arg_float(dtype == JW_DTYPE_UINT8 ? 7 : 0.5), arg_int(16), arg_int(64)});
-      w.launch("vllm.v1.attention.ops.unpack_seq",
-               {packed.arg(), lengths.arg(), back.arg(), arg_int(3), arg_int(8), arg_int(2),
+               {x.arg(), lengths.arg(), packed.arg(), arg_int(3), arg_int(8),
+                arg_int(2), arg_float(dtype == JW_DTYPE_UINT8 ? 7 : 0.5),
                 arg_int(16), arg_int(64)});
-      CHECK(std::memcmp(back.tensor.data, x.tensor.data, 3 * 8 * dtype_size(dtype)) == 0);
+      w.launch("vllm.v1.attention.ops.unpack_seq",
+               {packed.arg(), lengths.arg(), back.arg(), arg_int(3), arg_int(8),
+                arg_int(2), arg_int(16), arg_int(64)});
+      CHECK(std::memcmp(back.tensor.data, x.tensor.data,
+                        3 * 8 * dtype_size(dtype)) == 0);
       launches += 2;
     }
   }
 
   // prepare_pos_seq_lens (every integer is do_not_specialize).
   {
-    HostTensor idx(JW_DTYPE_INT32, {1}), qsl(JW_DTYPE_INT32, {2}), computed(JW_DTYPE_INT32, {1}),
-        seq_lens(JW_DTYPE_INT32, {2}), positions(JW_DTYPE_INT64, {3});
+    HostTensor idx(JW_DTYPE_INT32, {1}), qsl(JW_DTYPE_INT32, {2}),
+        computed(JW_DTYPE_INT32, {1}), seq_lens(JW_DTYPE_INT32, {2}),
+        positions(JW_DTYPE_INT64, {3});
     qsl.data<int32_t>()[1] = 3;
     computed.data<int32_t>()[0] = 5;
     w.launch("vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens",
-             {idx.arg(), qsl.arg(), computed.arg(), seq_lens.arg(), positions.arg(), arg_int(1),
-              arg_int(2)});
+             {idx.arg(), qsl.arg(), computed.arg(), seq_lens.arg(),
+              positions.arg(), arg_int(1), arg_int(2)});
     CHECK(seq_lens.data<int32_t>()[0] == 8);
     CHECK(positions.data<int64_t>()[2] == 7);
     ++launches;
@@ -211,16 +231,23 @@ TEST_CASE("given the warmed kernel set, when every kernel launches across its cl
   CHECK(s.hits >= static_cast<uint64_t>(launches));
 }
 
-TEST_CASE("given the sealed runtime in error mode, when a key outside the manifest launches, then "
-          "it is refused with the key's text") {
+TEST_CASE(
+    "given the sealed runtime in error mode, when a key outside the manifest "
+    "launches, then "
+    "it is refused with the key's text") {
   Warmed w;
   std::vector<char> src(8, 'a'), dst(8, 0);
-  HostTensor s(JW_DTYPE_INT64, {1}), d(JW_DTYPE_INT64, {1}), n(JW_DTYPE_INT64, {1});
-  s.data<int64_t>()[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(src.data()));
-  d.data<int64_t>()[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst.data()));
+  HostTensor s(JW_DTYPE_INT64, {1}), d(JW_DTYPE_INT64, {1}),
+      n(JW_DTYPE_INT64, {1});
+  s.data<int64_t>()[0] =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(src.data()));
+  d.data<int64_t>()[0] =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst.data()));
   n.data<int64_t>()[0] = 8;
-  const std::array args{s.arg(), d.arg(), n.arg(), arg_int(1), arg_int(512)};  // BLOCK 512: cold
-  const KernelHandle k = w.runtime.kernel("vllm.v1.worker.mamba_utils.batch_memcpy");
+  const std::array args{s.arg(), d.arg(), n.arg(), arg_int(1),
+                        arg_int(512)};  // BLOCK 512: cold
+  const KernelHandle k =
+      w.runtime.kernel("vllm.v1.worker.mamba_utils.batch_memcpy");
   const CompileKey cold = k.key_for(args, w.cpu);
   try {
     k.launch(args, w.cpu);

@@ -26,25 +26,61 @@ jw_status fail(jw_status status, const char* message) {
 
 // --- the toy kernel: out[i] = x[i] * factor for i < n -----------------------
 const jw_param_desc kScaleParams[] = {
-    {sizeof(jw_param_desc), nullptr, "out", JW_PARAM_TENSOR,
+    {sizeof(jw_param_desc),
+     nullptr,
+     "out",
+     JW_PARAM_TENSOR,
      JW_PARAM_OUTPUT | JW_PARAM_CONTIGUOUS,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT32) | JW_DTYPE_BIT(JW_DTYPE_FLOAT64), 1,
-     {JW_SCALAR_NONE, {0}}, "x"},
-    {sizeof(jw_param_desc), nullptr, "x", JW_PARAM_TENSOR, JW_PARAM_CONTIGUOUS,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT32) | JW_DTYPE_BIT(JW_DTYPE_FLOAT64), 1,
-     {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "n", JW_PARAM_INT, 0, 0, -1,
-     {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "factor", JW_PARAM_FLOAT, 0, 0, -1,
-     {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "BLOCK", JW_PARAM_CONSTEXPR,
-     JW_PARAM_HAS_DEFAULT, 0, -1, {JW_SCALAR_INT, {4}}, nullptr},
+     JW_DTYPE_BIT(JW_DTYPE_FLOAT32) | JW_DTYPE_BIT(JW_DTYPE_FLOAT64),
+     1,
+     {JW_SCALAR_NONE, {0}},
+     "x"},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "x",
+     JW_PARAM_TENSOR,
+     JW_PARAM_CONTIGUOUS,
+     JW_DTYPE_BIT(JW_DTYPE_FLOAT32) | JW_DTYPE_BIT(JW_DTYPE_FLOAT64),
+     1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "n",
+     JW_PARAM_INT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "factor",
+     JW_PARAM_FLOAT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "BLOCK",
+     JW_PARAM_CONSTEXPR,
+     JW_PARAM_HAS_DEFAULT,
+     0,
+     -1,
+     {JW_SCALAR_INT, {4}},
+     nullptr},
 };
 
 const jw_kernel_schema kScaleSchema = {
-    sizeof(jw_kernel_schema), nullptr, "jitwarm.test.scale",
-    "out[i] = x[i] * factor for i < n", kScaleParams,
-    sizeof(kScaleParams) / sizeof(kScaleParams[0]), "host loop"};
+    sizeof(jw_kernel_schema),
+    nullptr,
+    "jitwarm.test.scale",
+    "out[i] = x[i] * factor for i < n",
+    kScaleParams,
+    sizeof(kScaleParams) / sizeof(kScaleParams[0]),
+    "host loop"};
 
 template <typename T>
 void scale(const jw_arg_value* args) {
@@ -76,7 +112,8 @@ jw_status scale_compile(void*, const jw_compile_key_view* key,
 
 jw_status scale_launch(void*, const jw_artifact_view* artifact,
                        const jw_arg_value* args, uint32_t num_args, void*) {
-  if (num_args != 5) return fail(JW_ERROR_INVALID_ARGUMENT, "fake: 5 arguments");
+  if (num_args != 5)
+    return fail(JW_ERROR_INVALID_ARGUMENT, "fake: 5 arguments");
   if (args[2].value.scalar.value.i > args[0].value.tensor->meta.shape[0]) {
     return fail(JW_ERROR_INVALID_ARGUMENT, "fake: n exceeds out");
   }
@@ -111,7 +148,8 @@ jw_status platform_device_count(void*, int32_t* count) {
   *count = 1;
   return JW_OK;
 }
-jw_status platform_device_target(void*, int32_t device, const jw_text_sink* out) {
+jw_status platform_device_target(void*, int32_t device,
+                                 const jw_text_sink* out) {
   if (device != 0) return fail(JW_ERROR_NO_DEVICE, "fake: only device 0");
   out->append(out->ctx, "fake:toy1", 9);
   return JW_OK;
@@ -124,12 +162,14 @@ jw_status platform_free(void*, int32_t, void* ptr) {
   ::operator delete(ptr);
   return JW_OK;
 }
-jw_status platform_copy(void*, int32_t, void* dst, const void* src, size_t bytes,
-                        jw_copy_direction, void*) {
+jw_status platform_copy(void*, int32_t, void* dst, const void* src,
+                        size_t bytes, jw_copy_direction, void*) {
   std::memmove(dst, src, bytes);
   return JW_OK;
 }
-jw_status platform_synchronize(void*, int32_t, void*) { return JW_OK; }
+jw_status platform_synchronize(void*, int32_t, void*) {
+  return JW_OK;
+}
 
 jw_status register_all(const jw_host_api* host) {
   g_host = host;
@@ -188,17 +228,20 @@ extern "C" int fake_vendor_library_version(void);
 int g_vendor = fake_vendor_library_version();
 #endif
 
-const jw_plugin_api kApi = {sizeof(jw_plugin_api), nullptr, FAKE_PLUGIN_NAME,
-                            "0.0.1", register_all, nullptr};
+const jw_plugin_api kApi = {sizeof(jw_plugin_api), nullptr,
+                            FAKE_PLUGIN_NAME,      "0.0.1",
+                            register_all,          nullptr};
 
 }  // namespace
 
 #if defined(FAKE_NO_ENTRY_SYMBOL)
 // Exports something, but not the entry point.
-extern "C" JITWARM_EXPORT int jitwarm_plugin_negotiate_typo(void) { return 0; }
+extern "C" JITWARM_EXPORT int jitwarm_plugin_negotiate_typo(void) {
+  return 0;
+}
 #else
-extern "C" JITWARM_EXPORT jw_status jitwarm_plugin_negotiate(
-    jw_plugin_negotiation* n) {
+extern "C" JITWARM_EXPORT jw_status
+jitwarm_plugin_negotiate(jw_plugin_negotiation* n) {
 #if defined(FAKE_ABI_TOO_OLD)
   n->plugin_version = 0;  // a plugin from before version 1
   n->plugin = &kApi;

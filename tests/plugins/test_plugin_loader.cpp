@@ -2,8 +2,8 @@
 // candidate, check what the handshake decided and why (not just that
 // loading succeeded or failed), and that a rejected plugin leaves no trace.
 #include <doctest/doctest.h>
-#include <jitwarm/jitwarm.hpp>
 #include <unistd.h>
+#include <jitwarm/jitwarm.hpp>
 
 #include <filesystem>
 
@@ -12,9 +12,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSilu = "vllm.model_executor.layers.activation.silu_and_mul";
+constexpr const char* kSilu =
+    "vllm.model_executor.layers.activation.silu_and_mul";
 
-const PluginLoadRecord& record_for(const PluginLoadReport& report, const std::string& variant) {
+const PluginLoadRecord& record_for(const PluginLoadReport& report,
+                                   const std::string& variant) {
   const std::string file = "libjitwarm-fake-" + variant + ".so";
   for (const auto& r : report.records) {
     if (fs::path(r.path).filename() == file) return r;
@@ -28,7 +30,8 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 struct Loaded {
-  Runtime runtime{RuntimeOptions{{}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
+  Runtime runtime{RuntimeOptions{
+      {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
   PluginLoadReport reference;
   PluginLoadReport fakes;
   Loaded() {
@@ -39,7 +42,9 @@ struct Loaded {
 
 }  // namespace
 
-TEST_CASE("given the reference plugin, then it loads and defines the ten kernels on cpu") {
+TEST_CASE(
+    "given the reference plugin, then it loads and defines the ten kernels on "
+    "cpu") {
   Loaded l;
   REQUIRE(l.reference.records.size() == 1);
   const PluginLoadRecord& r = l.reference.records[0];
@@ -52,7 +57,9 @@ TEST_CASE("given the reference plugin, then it loads and defines the ten kernels
   CHECK(contains(r.platforms[0], "cpu: launch"));
 }
 
-TEST_CASE("given each fake plugin, then the negotiation decided what its macro asked for") {
+TEST_CASE(
+    "given each fake plugin, then the negotiation decided what its macro asked "
+    "for") {
   Loaded l;
   CHECK(l.fakes.records.size() == 9);
 
@@ -68,12 +75,14 @@ TEST_CASE("given each fake plugin, then the negotiation decided what its macro a
   const auto& too_old = record_for(l.fakes, "abi-too-old");
   CHECK(too_old.rejection == PluginRejection::abi_too_old);
   CHECK(too_old.abi_version == 0);
-  CHECK(contains(too_old.detail, "plugin speaks ABI version 0; this core requires 1 to 1"));
+  CHECK(contains(too_old.detail,
+                 "plugin speaks ABI version 0; this core requires 1 to 1"));
 
   const auto& too_new = record_for(l.fakes, "abi-too-new");
   CHECK(too_new.rejection == PluginRejection::abi_too_new);
   CHECK(too_new.abi_version == JITWARM_ABI_VERSION + 1);
-  CHECK(contains(too_new.detail, "plugin requires ABI version 2; this core speaks 1 to 1"));
+  CHECK(contains(too_new.detail,
+                 "plugin requires ABI version 2; this core speaks 1 to 1"));
 
   const auto& refuses = record_for(l.fakes, "registration-fails");
   CHECK(refuses.rejection == PluginRejection::registration_failed);
@@ -99,23 +108,29 @@ TEST_CASE("given each fake plugin, then the negotiation decided what its macro a
   CHECK(l.fakes.rejected_count() == 7);
 }
 
-TEST_CASE("given a vendor override of a reference kernel, then explain shows who won and what it "
-          "replaced") {
+TEST_CASE(
+    "given a vendor override of a reference kernel, then explain shows who won "
+    "and what it "
+    "replaced") {
   Loaded l;
   const KernelExplanation e = l.runtime.explain(kSilu);
   CHECK(contains(e.schema_origin, "libjitwarm-reference-cpu.so"));
   REQUIRE(e.platforms.size() == 1);
   CHECK(e.platforms[0].winner.impl_name == "fake-vendor-silu");
-  CHECK(contains(e.platforms[0].winner.origin, "libjitwarm-fake-override-reference.so"));
+  CHECK(contains(e.platforms[0].winner.origin,
+                 "libjitwarm-fake-override-reference.so"));
   REQUIRE(e.platforms[0].replaced.size() == 1);
   CHECK(e.platforms[0].replaced[0].impl_name == "reference-cpu");
 }
 
-TEST_CASE("given rejected plugins, then they left no schema, kernel or platform behind") {
+TEST_CASE(
+    "given rejected plugins, then they left no schema, kernel or platform "
+    "behind") {
   Loaded l;
   // The duplicate's schema is still the reference's; the failing plugin
   // registered nothing; only the reference, override and good plugins count.
-  CHECK(contains(l.runtime.explain(kSilu).schema_origin, "libjitwarm-reference-cpu.so"));
+  CHECK(contains(l.runtime.explain(kSilu).schema_origin,
+                 "libjitwarm-reference-cpu.so"));
   CHECK(l.runtime.kernel_names().size() == 11);  // ten + jitwarm.test.scale
   std::vector<std::string> platforms;
   for (const auto& p : l.runtime.platforms()) platforms.push_back(p.name);
@@ -124,13 +139,18 @@ TEST_CASE("given rejected plugins, then they left no schema, kernel or platform 
   CHECK(l.runtime.default_platform() == "cpu");
 }
 
-TEST_CASE("given the same plugin in two directories, then the second copy is rejected") {
-  const fs::path copy_dir = fs::temp_directory_path() / ("jitwarm-dup-" + std::to_string(getpid()));
+TEST_CASE(
+    "given the same plugin in two directories, then the second copy is "
+    "rejected") {
+  const fs::path copy_dir =
+      fs::temp_directory_path() / ("jitwarm-dup-" + std::to_string(getpid()));
   fs::create_directories(copy_dir);
   fs::copy_file(REFERENCE_PLUGIN, copy_dir / "libjitwarm-reference-cpu.so",
                 fs::copy_options::overwrite_existing);
-  Runtime runtime{RuntimeOptions{{}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
-  const auto report = runtime.load_plugins({{REFERENCE_PLUGIN, copy_dir.string()}, false});
+  Runtime runtime{RuntimeOptions{
+      {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
+  const auto report =
+      runtime.load_plugins({{REFERENCE_PLUGIN, copy_dir.string()}, false});
   REQUIRE(report.records.size() == 2);
   CHECK(report.records[0].loaded);
   CHECK(report.records[1].rejection == PluginRejection::duplicate);
@@ -138,8 +158,10 @@ TEST_CASE("given the same plugin in two directories, then the second copy is rej
   fs::remove_all(copy_dir);
 }
 
-TEST_CASE("given strict mode, then any rejection is an error that lists the report") {
-  Runtime runtime{RuntimeOptions{{}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
+TEST_CASE(
+    "given strict mode, then any rejection is an error that lists the report") {
+  Runtime runtime{RuntimeOptions{
+      {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
   try {
     runtime.load_plugins({{FAKE_PLUGIN_DIR}, true});
     FAIL("expected strict loading to fail");
@@ -147,14 +169,20 @@ TEST_CASE("given strict mode, then any rejection is an error that lists the repo
     CHECK(contains(e.what(), "strict plugin loading"));
     CHECK(contains(e.what(), "missing entry symbol"));
   }
-  CHECK_THROWS_AS(runtime.load_plugin(FAKE_PLUGIN_DIR "/libjitwarm-fake-garbage.so", true), Error);
+  CHECK_THROWS_AS(
+      runtime.load_plugin(FAKE_PLUGIN_DIR "/libjitwarm-fake-garbage.so", true),
+      Error);
 }
 
-TEST_CASE("given the default search path, then JITWARM_PLUGIN_PATH comes before the install dir") {
+TEST_CASE(
+    "given the default search path, then JITWARM_PLUGIN_PATH comes before the "
+    "install dir") {
   setenv("JITWARM_PLUGIN_PATH", "/a:/b::/c", 1);
   const auto path = default_plugin_search_path();
-  CHECK(path == std::vector<std::string>{"/a", "/b", "/c", installed_plugin_directory()});
-  Runtime runtime{RuntimeOptions{{}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
+  CHECK(path == std::vector<std::string>{"/a", "/b", "/c",
+                                         installed_plugin_directory()});
+  Runtime runtime{RuntimeOptions{
+      {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
   const auto report = runtime.load_plugins({{"/nonexistent-dir"}, false});
   CHECK(report.records.empty());
   CHECK(report.searched_directories.at(0) == "/nonexistent-dir (not found)");

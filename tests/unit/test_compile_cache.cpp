@@ -21,7 +21,8 @@ CompileKey key_named(const std::string& target) {
   return CompileKey("ns.k", "impl", target, params);
 }
 
-CompileCache::Compiler counting(std::atomic<int>& calls, std::string binary = "bin") {
+CompileCache::Compiler counting(std::atomic<int>& calls,
+                                std::string binary = "bin") {
   CompileCache::Compiler c;
   c.compile = [&calls, binary] {
     calls.fetch_add(1);
@@ -38,13 +39,15 @@ CompileCache::Compiler counting(std::atomic<int>& calls, std::string binary = "b
 struct MemoryStore : ArtifactStore {
   std::map<std::string, Artifact> entries;
   int loads = 0;
-  std::optional<Artifact> load(const CompileKey& key, std::string_view fp, bool*) override {
+  std::optional<Artifact> load(const CompileKey& key, std::string_view fp,
+                               bool*) override {
     ++loads;
     auto it = entries.find(key.encoding() + std::string(fp));
     if (it == entries.end()) return std::nullopt;
     return it->second;
   }
-  bool store(const CompileKey& key, std::string_view fp, const Artifact& a) override {
+  bool store(const CompileKey& key, std::string_view fp,
+             const Artifact& a) override {
     entries[key.encoding() + std::string(fp)] = a;
     return true;
   }
@@ -52,7 +55,9 @@ struct MemoryStore : ArtifactStore {
 
 }  // namespace
 
-TEST_CASE("given a cold cache, when a key is asked twice, then one compile then one hit") {
+TEST_CASE(
+    "given a cold cache, when a key is asked twice, then one compile then one "
+    "hit") {
   CompileCache cache;
   std::atomic<int> calls{0};
   const CompileKey key = key_named("t:1");
@@ -76,7 +81,9 @@ TEST_CASE("given a cold cache, when a key is asked twice, then one compile then 
   CHECK(cache.find(key) == first.artifact);
 }
 
-TEST_CASE("given many threads asking for one key at once, then exactly one compile runs") {
+TEST_CASE(
+    "given many threads asking for one key at once, then exactly one compile "
+    "runs") {
   CompileCache cache;
   std::atomic<int> calls{0};
   std::atomic<bool> go{false};
@@ -108,7 +115,9 @@ TEST_CASE("given many threads asking for one key at once, then exactly one compi
   CHECK(seen[0]->binary == "slow");
 }
 
-TEST_CASE("given a failing compile, then the error reaches the caller and a retry compiles again") {
+TEST_CASE(
+    "given a failing compile, then the error reaches the caller and a retry "
+    "compiles again") {
   CompileCache cache;
   const CompileKey key = key_named("t:fail");
   int attempts = 0;
@@ -126,7 +135,9 @@ TEST_CASE("given a failing compile, then the error reaches the caller and a retr
   CHECK(cache.stats().compiles == 2);
 }
 
-TEST_CASE("given a store under the cache, then a miss asks it first and a compile is written to it") {
+TEST_CASE(
+    "given a store under the cache, then a miss asks it first and a compile is "
+    "written to it") {
   auto store = std::make_shared<MemoryStore>();
   std::atomic<int> calls{0};
   const CompileKey key = key_named("t:disk");
@@ -158,7 +169,8 @@ TEST_CASE("given a store under the cache, then a miss asks it first and a compil
   CHECK(calls.load() == 2);
 }
 
-TEST_CASE("given finalize, then it runs once on the artifact before anyone sees it") {
+TEST_CASE(
+    "given finalize, then it runs once on the artifact before anyone sees it") {
   CompileCache cache;
   std::atomic<int> calls{0};
   auto c = counting(calls);

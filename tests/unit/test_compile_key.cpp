@@ -23,7 +23,8 @@ CompileKey sample_key() {
   params[1].kind = JW_PARAM_TENSOR;
   params[1].dtype = JW_DTYPE_FLOAT16;
   params[1].alignment = JW_ALIGN_NONE;
-  params[1].stride_specs = {{JW_INT_I32, JW_INT_CLASS_DIV16}, {JW_INT_I32, JW_INT_CLASS_ONE}};
+  params[1].stride_specs = {{JW_INT_I32, JW_INT_CLASS_DIV16},
+                            {JW_INT_I32, JW_INT_CLASS_ONE}};
   params[2].name = "block_size";
   params[2].kind = JW_PARAM_INT;
   params[2].int_spec = {JW_INT_I32, JW_INT_CLASS_DIV16};
@@ -36,8 +37,8 @@ CompileKey sample_key() {
   params[5].name = "BLOCK";
   params[5].kind = JW_PARAM_CONSTEXPR;
   params[5].constexpr_value = scalar_int(1024);
-  return CompileKey("vllm.v1.worker.block_table.compute_slot_mapping", "jitwarm-cuda",
-                    "cuda:sm_90", params);
+  return CompileKey("vllm.v1.worker.block_table.compute_slot_mapping",
+                    "jitwarm-cuda", "cuda:sm_90", params);
 }
 
 std::string hex(std::string_view bytes) {
@@ -54,11 +55,13 @@ std::string hex(std::string_view bytes) {
 
 TEST_CASE("given a key, then its text form reads like DESIGN.md") {
   CHECK(sample_key().text() ==
-        "compute_slot_mapping[cuda:sm_90](positions:i64*:a16, x:fp16*[i32:D,i32:1]:a1, "
+        "compute_slot_mapping[cuda:sm_90](positions:i64*:a16, "
+        "x:fp16*[i32:D,i32:1]:a1, "
         "block_size:i32:D, eps:fp32, fill:u64, BLOCK=1024) via jitwarm-cuda");
 }
 
-TEST_CASE("given a key, when encoded and decoded, then it round-trips exactly") {
+TEST_CASE(
+    "given a key, when encoded and decoded, then it round-trips exactly") {
   const CompileKey key = sample_key();
   const CompileKey back = CompileKey::decode(key.encoding());
   CHECK(back == key);
@@ -66,7 +69,9 @@ TEST_CASE("given a key, when encoded and decoded, then it round-trips exactly") 
   CHECK(back.hash() == key.hash());
 }
 
-TEST_CASE("given two keys that differ in one class, then encodings and hashes differ") {
+TEST_CASE(
+    "given two keys that differ in one class, then encodings and hashes "
+    "differ") {
   const CompileKey a = sample_key();
   std::vector<ParamSpec> params = a.params();
   params[2].int_spec.value_class = JW_INT_CLASS_NONE;
@@ -80,11 +85,14 @@ TEST_CASE("given two keys that differ in one class, then encodings and hashes di
 TEST_CASE("given bad encodings, when decoded, then each is rejected cleanly") {
   const std::string good = sample_key().encoding();
   CHECK_THROWS_WITH(CompileKey::decode(""), doctest::Contains("truncated"));
-  CHECK_THROWS_WITH(CompileKey::decode("XYZ\x01"), doctest::Contains("bad magic"));
+  CHECK_THROWS_WITH(CompileKey::decode("XYZ\x01"),
+                    doctest::Contains("bad magic"));
   std::string bad_version = good;
   bad_version[3] = 9;
-  CHECK_THROWS_WITH(CompileKey::decode(bad_version), doctest::Contains("format version 9"));
-  CHECK_THROWS_WITH(CompileKey::decode(good + "x"), doctest::Contains("trailing"));
+  CHECK_THROWS_WITH(CompileKey::decode(bad_version),
+                    doctest::Contains("format version 9"));
+  CHECK_THROWS_WITH(CompileKey::decode(good + "x"),
+                    doctest::Contains("trailing"));
   // Every truncation of a valid key is an error, never a crash.
   for (std::size_t n = 0; n < good.size(); ++n) {
     CHECK_THROWS_AS(CompileKey::decode(good.substr(0, n)), Error);
@@ -106,11 +114,15 @@ TEST_CASE("given bad encodings, when decoded, then each is rejected cleanly") {
   CHECK_THROWS_WITH(CompileKey::decode(huge), doctest::Contains("exceeds"));
 }
 
-TEST_CASE("given the golden key, then encoding and hash match the checked-in file") {
+TEST_CASE(
+    "given the golden key, then encoding and hash match the checked-in file") {
   const CompileKey key = sample_key();
   std::ostringstream now;
-  now << key.text() << "\n" << hex(key.encoding()) << "\n" << key.hash().hex() << "\n";
-  const std::string path = std::string(JITWARM_TEST_GOLDEN_DIR) + "/compile_key_v1.txt";
+  now << key.text() << "\n"
+      << hex(key.encoding()) << "\n"
+      << key.hash().hex() << "\n";
+  const std::string path =
+      std::string(JITWARM_TEST_GOLDEN_DIR) + "/compile_key_v1.txt";
   if (std::getenv("JITWARM_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(path) << now.str();
   }
@@ -119,6 +131,7 @@ TEST_CASE("given the golden key, then encoding and hash match the checked-in fil
   std::ostringstream golden;
   golden << in.rdbuf();
   CHECK_MESSAGE(golden.str() == now.str(),
-                "the compile-key encoding changed: bump kFormatVersion in compile_key.cpp and "
+                "the compile-key encoding changed: bump kFormatVersion in "
+                "compile_key.cpp and "
                 "regenerate with JITWARM_UPDATE_GOLDEN=1");
 }

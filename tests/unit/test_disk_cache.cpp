@@ -2,9 +2,9 @@
 // writes are atomic, LRU pruning, verify, the read-only system layer, and
 // processes sharing one directory.
 #include <doctest/doctest.h>
-#include <jitwarm/jitwarm.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <jitwarm/jitwarm.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -22,7 +22,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     path = fs::temp_directory_path() /
-           ("jitwarm-disk-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++));
+           ("jitwarm-disk-test-" + std::to_string(getpid()) + "-" +
+            std::to_string(counter()++));
     fs::remove_all(path);
   }
   ~TempDir() { fs::remove_all(path); }
@@ -50,18 +51,22 @@ Artifact artifact(std::string bytes) {
 
 struct Captured {
   std::vector<std::string> lines;
-  Logger logger{[this](jw_log_level, const std::string& m) { lines.push_back(m); }};
+  Logger logger{
+      [this](jw_log_level, const std::string& m) { lines.push_back(m); }};
 };
 
 }  // namespace
 
-TEST_CASE("given a stored entry, when loaded with the same key and fingerprint, then it round-trips") {
+TEST_CASE(
+    "given a stored entry, when loaded with the same key and fingerprint, then "
+    "it round-trips") {
   TempDir dir;
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   const CompileKey key = key_for(1);
   std::string binary(1000, '\0');
-  for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>(i * 7);
+  for (std::size_t i = 0; i < binary.size(); ++i)
+    binary[i] = static_cast<char>(i * 7);
   REQUIRE(cache.store(key, "nvrtc 13.0 -O3", artifact(binary)));
   bool rejected = false;
   auto back = cache.load(key, "nvrtc 13.0 -O3", &rejected);
@@ -70,7 +75,8 @@ TEST_CASE("given a stored entry, when loaded with the same key and fingerprint, 
   CHECK(back->binary == binary);
   CHECK(back->format == "cubin");
   CHECK(back->entry_point == "_Z3fooPf");
-  CHECK_FALSE(cache.load(key, "nvrtc 12.4 -O3", &rejected));  // another compiler: another entry
+  CHECK_FALSE(cache.load(key, "nvrtc 12.4 -O3",
+                         &rejected));  // another compiler: another entry
   CHECK_FALSE(cache.load(key_for(2), "nvrtc 13.0 -O3", &rejected));
   CHECK_FALSE(rejected);
   CHECK(cache.stats().entries == 1);
@@ -80,7 +86,9 @@ TEST_CASE("given a stored entry, when loaded with the same key and fingerprint, 
   }
 }
 
-TEST_CASE("given corrupt entries, when loaded, then each is a miss with a warning, never a crash") {
+TEST_CASE(
+    "given corrupt entries, when loaded, then each is a miss with a warning, "
+    "never a crash") {
   TempDir dir;
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
@@ -99,7 +107,8 @@ TEST_CASE("given corrupt entries, when loaded, then each is a miss with a warnin
     return std::make_pair(a.has_value(), rejected);
   };
   CHECK(load_with(good) == std::make_pair(true, false));
-  for (std::size_t cut : {std::size_t{0}, std::size_t{5}, good.size() / 2, good.size() - 1}) {
+  for (std::size_t cut :
+       {std::size_t{0}, std::size_t{5}, good.size() / 2, good.size() - 1}) {
     CHECK(load_with(good.substr(0, cut)) == std::make_pair(false, true));
   }
   std::string flipped = good;
@@ -116,30 +125,38 @@ TEST_CASE("given corrupt entries, when loaded, then each is a miss with a warnin
   CHECK(cache.verify().corrupt == 0);
 }
 
-TEST_CASE("given an entry copied under another key's name, then the stored key makes it a miss") {
+TEST_CASE(
+    "given an entry copied under another key's name, then the stored key makes "
+    "it a miss") {
   TempDir dir;
   DiskCache cache(dir.path, "", 0, nullptr);
   REQUIRE(cache.store(key_for(10), "fp", artifact("ten")));
   fs::create_directories(cache.entry_path(key_for(11), "fp").parent_path());
-  fs::copy_file(cache.entry_path(key_for(10), "fp"), cache.entry_path(key_for(11), "fp"));
+  fs::copy_file(cache.entry_path(key_for(10), "fp"),
+                cache.entry_path(key_for(11), "fp"));
   bool rejected = false;
   CHECK_FALSE(cache.load(key_for(11), "fp", &rejected));
   CHECK(rejected);
   CHECK(cache.verify().corrupt == 1);  // the name does not match the content
 }
 
-TEST_CASE("given a size budget, when pruned, then least recently used entries go first") {
+TEST_CASE(
+    "given a size budget, when pruned, then least recently used entries go "
+    "first") {
   TempDir dir;
   DiskCache cache(dir.path, "", 0, nullptr);
   const std::string payload(4096, 'x');
   for (int i = 0; i < 4; ++i) {
     REQUIRE(cache.store(key_for(100 + i), "fp", artifact(payload)));
-    // Distinct, ordered access times (file times are coarse on some file systems).
-    fs::last_write_time(cache.entry_path(key_for(100 + i), "fp"),
-                        fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
+    // Distinct, ordered access times (file times are coarse on some file
+    // systems).
+    fs::last_write_time(
+        cache.entry_path(key_for(100 + i), "fp"),
+        fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
   }
   bool rejected = false;
-  REQUIRE(cache.load(key_for(100), "fp", &rejected));  // 100 is now the most recent
+  REQUIRE(
+      cache.load(key_for(100), "fp", &rejected));  // 100 is now the most recent
   const uint64_t one = cache.stats().bytes / 4;
   CHECK(cache.prune(one * 2) == 2);
   CHECK(cache.load(key_for(100), "fp", &rejected));
@@ -148,7 +165,9 @@ TEST_CASE("given a size budget, when pruned, then least recently used entries go
   CHECK_FALSE(cache.load(key_for(102), "fp", &rejected));
 }
 
-TEST_CASE("given a read-only system cache under the user cache, then it answers user misses") {
+TEST_CASE(
+    "given a read-only system cache under the user cache, then it answers user "
+    "misses") {
   TempDir system_dir, user_dir;
   {
     DiskCache builder(system_dir.path, "", 0, nullptr);
@@ -162,14 +181,18 @@ TEST_CASE("given a read-only system cache under the user cache, then it answers 
   CHECK(cache.stats().entries == 0);  // nothing written to the user cache
 }
 
-TEST_CASE("given several processes writing the same keys at once, then every entry stays valid") {
+TEST_CASE(
+    "given several processes writing the same keys at once, then every entry "
+    "stays valid") {
   TempDir dir;
   std::vector<pid_t> children;
   for (int p = 0; p < 4; ++p) {
     const pid_t pid = fork();
     if (pid == 0) {
       DiskCache cache(dir.path, "", 0, nullptr);
-      for (int i = 0; i < 50; ++i) cache.store(key_for(i % 10), "fp", artifact(std::string(2000 + i % 10, 'a' + i % 10)));
+      for (int i = 0; i < 50; ++i)
+        cache.store(key_for(i % 10), "fp",
+                    artifact(std::string(2000 + i % 10, 'a' + i % 10)));
       _exit(0);
     }
     children.push_back(pid);
@@ -190,7 +213,8 @@ TEST_CASE("given several processes writing the same keys at once, then every ent
   }
 }
 
-TEST_CASE("given plugin blobs, then get returns what put stored, keyed exactly") {
+TEST_CASE(
+    "given plugin blobs, then get returns what put stored, keyed exactly") {
   TempDir dir;
   DiskCache cache(dir.path, "", 0, nullptr);
   CHECK_FALSE(cache.get_blob("k1"));

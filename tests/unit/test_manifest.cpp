@@ -8,21 +8,59 @@ using namespace jitwarm;
 namespace {
 
 const jw_param_desc kParams[] = {
-    {sizeof(jw_param_desc), nullptr, "x", JW_PARAM_TENSOR, 0,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_BFLOAT16), 1, {JW_SCALAR_NONE, {0}},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "x",
+     JW_PARAM_TENSOR,
+     0,
+     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_BFLOAT16),
+     1,
+     {JW_SCALAR_NONE, {0}},
      nullptr},
-    {sizeof(jw_param_desc), nullptr, "H", JW_PARAM_INT, 0, 0, -1, {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "big", JW_PARAM_INT, 0, 0, -1, {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "eps", JW_PARAM_FLOAT, 0, 0, -1, {JW_SCALAR_NONE, {0}},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "H",
+     JW_PARAM_INT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
      nullptr},
-    {sizeof(jw_param_desc), nullptr, "BLOCK", JW_PARAM_CONSTEXPR, 0, 0, -1, {JW_SCALAR_NONE, {0}},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "big",
+     JW_PARAM_INT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "eps",
+     JW_PARAM_FLOAT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "BLOCK",
+     JW_PARAM_CONSTEXPR,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
      nullptr},
 };
-const jw_kernel_schema kSchema = {sizeof(jw_kernel_schema), nullptr, "ns.m", "", kParams, 5, ""};
+const jw_kernel_schema kSchema = {
+    sizeof(jw_kernel_schema), nullptr, "ns.m", "", kParams, 5, ""};
 
 }  // namespace
 
-TEST_CASE("given a manifest with every axis form, then it parses into requests") {
+TEST_CASE(
+    "given a manifest with every axis form, then it parses into requests") {
   const auto m = parse_warmup_manifest(R"(
 version = 1
 [[kernel]]
@@ -53,16 +91,20 @@ BLOCK = [64, 128]
   CHECK(r.axes[0].second.values.size() == 4);  // 2 dtypes x 2 alignments
   CHECK(r.axes[1].second.ranges.size() == 1);
   CHECK(r.axes[1].second.ranges[0].stop == 8193);
-  CHECK(std::get<__int128>(r.axes[2].second.values[0]) == (__int128{1} << 64) - 1);
+  CHECK(std::get<__int128>(r.axes[2].second.values[0]) ==
+        (__int128{1} << 64) - 1);
   CHECK(r.exclude.size() == 1);
   CHECK(m.requests[1].zipped.size() == 1);
 
   const KernelSchema s = KernelSchema::from_c(kSchema, "test");
-  // 4 tensors x 3 H classes x 2 big x 2 BLOCK, minus the excluded bf16 x 256 (2 x 3 x 2).
-  CHECK(enumerate_warmup_keys(s, r, "cuda:sm_90", "i").size() == 4 * 3 * 2 * 2 - 2 * 3 * 2);
+  // 4 tensors x 3 H classes x 2 big x 2 BLOCK, minus the excluded bf16 x 256 (2
+  // x 3 x 2).
+  CHECK(enumerate_warmup_keys(s, r, "cuda:sm_90", "i").size() ==
+        4 * 3 * 2 * 2 - 2 * 3 * 2);
 }
 
-TEST_CASE("given malformed manifests, then the error names file, line and problem") {
+TEST_CASE(
+    "given malformed manifests, then the error names file, line and problem") {
   const auto error_of = [](const char* text) {
     try {
       parse_warmup_manifest(text, "bad.toml");
@@ -72,17 +114,24 @@ TEST_CASE("given malformed manifests, then the error names file, line and proble
     }
     return std::string("no error");
   };
-  CHECK(error_of("[[kernel]]\nname = \n").find("bad.toml:2") != std::string::npos);
-  CHECK(error_of("version = 2\n").find("unsupported manifest version") != std::string::npos);
-  CHECK(error_of("[[kernel]]\nparams = { H = 1 }\n").find("needs a name") != std::string::npos);
-  CHECK(error_of("[[kernel]]\nname = \"a\"\ncolour = 1\n").find("bad.toml:3") != std::string::npos);
+  CHECK(error_of("[[kernel]]\nname = \n").find("bad.toml:2") !=
+        std::string::npos);
+  CHECK(error_of("version = 2\n").find("unsupported manifest version") !=
+        std::string::npos);
+  CHECK(error_of("[[kernel]]\nparams = { H = 1 }\n").find("needs a name") !=
+        std::string::npos);
+  CHECK(error_of("[[kernel]]\nname = \"a\"\ncolour = 1\n").find("bad.toml:3") !=
+        std::string::npos);
   CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { x = \"float17\" }\n")
             .find("neither a dtype nor an integer") != std::string::npos);
   CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { H = { range = [1] } }\n")
             .find("range must be") != std::string::npos);
-  CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { H = { range = [1, 9, 0] } }\n")
-            .find("step must be positive") != std::string::npos);
-  CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { x = { dtype = \"half\", align = true } }\n")
+  CHECK(
+      error_of(
+          "[[kernel]]\nname = \"a\"\nparams = { H = { range = [1, 9, 0] } }\n")
+          .find("step must be positive") != std::string::npos);
+  CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { x = { dtype = \"half\", "
+                 "align = true } }\n")
             .find("unknown tensor field 'align'") != std::string::npos);
 }
 
@@ -92,11 +141,14 @@ TEST_CASE("given a missing file, then it is an I/O error naming it") {
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.status() == JW_ERROR_IO);
-    CHECK(std::string(e.what()).find("/nonexistent/m.toml") != std::string::npos);
+    CHECK(std::string(e.what()).find("/nonexistent/m.toml") !=
+          std::string::npos);
   }
 }
 
-TEST_CASE("given a key, when written as a manifest entry and read back, then it warms that key") {
+TEST_CASE(
+    "given a key, when written as a manifest entry and read back, then it "
+    "warms that key") {
   const KernelSchema s = KernelSchema::from_c(kSchema, "test");
   WarmupRequest r;
   r.kernel_name = "ns.m";
@@ -110,7 +162,8 @@ TEST_CASE("given a key, when written as a manifest entry and read back, then it 
   const auto back = parse_warmup_manifest(entry, "recorded.toml");
   REQUIRE(back.requests.size() == 1);
   CHECK(back.requests[0].platform == "cuda");
-  const auto again = enumerate_warmup_keys(s, back.requests[0], "cuda:sm_90", "i");
+  const auto again =
+      enumerate_warmup_keys(s, back.requests[0], "cuda:sm_90", "i");
   REQUIRE(again.size() == 1);
   CHECK(again[0] == keys[0]);
 }

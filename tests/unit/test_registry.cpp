@@ -15,21 +15,52 @@ using namespace jitwarm::detail;
 namespace {
 
 const jw_param_desc kParams[] = {
-    {sizeof(jw_param_desc), nullptr, "a", JW_PARAM_INT, 0, 0, -1, {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "b", JW_PARAM_INT, 0, 0, -1, {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "c", JW_PARAM_FLOAT, 0, 0, -1, {JW_SCALAR_NONE, {0}}, nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "a",
+     JW_PARAM_INT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "b",
+     JW_PARAM_INT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "c",
+     JW_PARAM_FLOAT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
 };
-const jw_kernel_schema kSchema = {sizeof(jw_kernel_schema), nullptr, "ns.k", "", kParams, 3, ""};
+const jw_kernel_schema kSchema = {
+    sizeof(jw_kernel_schema), nullptr, "ns.k", "", kParams, 3, ""};
 
-jw_status noop_compile(void*, const jw_compile_key_view*, const jw_artifact_sink*) { return JW_OK; }
-jw_status noop_launch(void*, const jw_artifact_view*, const jw_arg_value*, uint32_t, void*) {
+jw_status noop_compile(void*, const jw_compile_key_view*,
+                       const jw_artifact_sink*) {
+  return JW_OK;
+}
+jw_status noop_launch(void*, const jw_artifact_view*, const jw_arg_value*,
+                      uint32_t, void*) {
   return JW_OK;
 }
 
 std::shared_ptr<ImplRecord> impl(const char* name, const char* platform = "cpu",
                                  std::vector<const char*> params = {},
-                                 const char* kernel = "ns.k", const char* origin = "test") {
-  static std::vector<std::vector<const char*>> keep;  // param_names must outlive from_c
+                                 const char* kernel = "ns.k",
+                                 const char* origin = "test") {
+  static std::vector<std::vector<const char*>>
+      keep;  // param_names must outlive from_c
   keep.push_back(std::move(params));
   jw_kernel_impl c{};
   c.struct_size = sizeof(c);
@@ -45,12 +76,14 @@ std::shared_ptr<ImplRecord> impl(const char* name, const char* platform = "cpu",
 
 struct CapturingLogger {
   std::vector<std::string> lines;
-  Logger logger{[this](jw_log_level, const std::string& m) { lines.push_back(m); }};
+  Logger logger{
+      [this](jw_log_level, const std::string& m) { lines.push_back(m); }};
 };
 
 }  // namespace
 
-TEST_CASE("given a schema, when defined twice, then the error names both origins") {
+TEST_CASE(
+    "given a schema, when defined twice, then the error names both origins") {
   CapturingLogger log;
   Registry r(log.logger);
   r.define_schema(KernelSchema::from_c(kSchema, "/plugins/libfirst.so"));
@@ -59,13 +92,17 @@ TEST_CASE("given a schema, when defined twice, then the error names both origins
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.status() == JW_ERROR_ALREADY_EXISTS);
-    CHECK(std::string(e.what()).find("/plugins/libfirst.so") != std::string::npos);
-    CHECK(std::string(e.what()).find("/plugins/libsecond.so") != std::string::npos);
+    CHECK(std::string(e.what()).find("/plugins/libfirst.so") !=
+          std::string::npos);
+    CHECK(std::string(e.what()).find("/plugins/libsecond.so") !=
+          std::string::npos);
   }
 }
 
-TEST_CASE("given two implementations, when the second is registered, then it wins with a warning "
-          "and removing it restores the first") {
+TEST_CASE(
+    "given two implementations, when the second is registered, then it wins "
+    "with a warning "
+    "and removing it restores the first") {
   CapturingLogger log;
   Registry r(log.logger);
   r.define_schema(KernelSchema::from_c(kSchema, "origin-schema"));
@@ -74,10 +111,12 @@ TEST_CASE("given two implementations, when the second is registered, then it win
   REQUIRE(slot);
   CHECK(slot->state.load()->winner("cpu")->impl_name == "base");
 
-  const uint64_t token = r.add(impl("fast", "cpu", {}, "ns.k", "libfast.so"), false);
+  const uint64_t token =
+      r.add(impl("fast", "cpu", {}, "ns.k", "libfast.so"), false);
   CHECK(slot->state.load()->winner("cpu")->impl_name == "fast");
   REQUIRE_FALSE(log.lines.empty());
-  CHECK(log.lines.back().find("'fast' from libfast.so overrides 'base' from libbase.so") !=
+  CHECK(log.lines.back().find(
+            "'fast' from libfast.so overrides 'base' from libbase.so") !=
         std::string::npos);
 
   const KernelExplanation e = r.explain("ns.k");
@@ -85,15 +124,18 @@ TEST_CASE("given two implementations, when the second is registered, then it win
   CHECK(e.platforms[0].winner.impl_name == "fast");
   REQUIRE(e.platforms[0].replaced.size() == 1);
   CHECK(e.platforms[0].replaced[0].origin == "libbase.so");
-  CHECK(e.to_text().find("replaces 'base' from libbase.so") != std::string::npos);
+  CHECK(e.to_text().find("replaces 'base' from libbase.so") !=
+        std::string::npos);
 
   r.remove(token);
   CHECK(slot->state.load()->winner("cpu")->impl_name == "base");
   CHECK(r.explain("ns.k").platforms[0].replaced.empty());
 }
 
-TEST_CASE("given an implementation for an unknown kernel, then it waits for its schema only when "
-          "allowed") {
+TEST_CASE(
+    "given an implementation for an unknown kernel, then it waits for its "
+    "schema only when "
+    "allowed") {
   CapturingLogger log;
   Registry r(log.logger);
   CHECK_THROWS_AS(r.add(impl("x"), false), Error);
@@ -105,7 +147,9 @@ TEST_CASE("given an implementation for an unknown kernel, then it waits for its 
   CHECK(r.slot("ns.k")->state.load()->winner("cpu")->impl_name == "early");
 }
 
-TEST_CASE("given parameter names, when bound, then by name, positional, or an error listing names") {
+TEST_CASE(
+    "given parameter names, when bound, then by name, positional, or an error "
+    "listing names") {
   const KernelSchema schema = KernelSchema::from_c(kSchema, "s");
   auto by_name = impl("n", "cpu", {"c", "a", "b"});
   bind_to_schema(*by_name, schema);
@@ -118,26 +162,35 @@ TEST_CASE("given parameter names, when bound, then by name, positional, or an er
   CHECK(positional->schema_index == std::vector<uint32_t>{0, 1, 2});
 
   auto unexpected = impl("u", "cpu", {"a", "b", "d"});
-  CHECK_THROWS_WITH(bind_to_schema(*unexpected, schema),
-                    doctest::Contains("unexpected argument name(s) d; the schema's parameters "
-                                      "are: a, b, c"));
+  CHECK_THROWS_WITH(
+      bind_to_schema(*unexpected, schema),
+      doctest::Contains(
+          "unexpected argument name(s) d; the schema's parameters "
+          "are: a, b, c"));
   auto missing = impl("m", "cpu", {"a", "b"});
-  CHECK_THROWS_WITH(bind_to_schema(*missing, schema), doctest::Contains("does not take parameter(s) c"));
+  CHECK_THROWS_WITH(bind_to_schema(*missing, schema),
+                    doctest::Contains("does not take parameter(s) c"));
   auto twice = impl("t", "cpu", {"a", "a", "b"});
   CHECK_THROWS_WITH(bind_to_schema(*twice, schema), doctest::Contains("twice"));
 }
 
-TEST_CASE("given a batch with one bad entry, when added, then nothing is registered") {
+TEST_CASE(
+    "given a batch with one bad entry, when added, then nothing is "
+    "registered") {
   CapturingLogger log;
   Registry r(log.logger);
   r.define_schema(KernelSchema::from_c(kSchema, "s"));
-  std::vector<std::shared_ptr<ImplRecord>> batch{impl("ok"), impl("bad", "cpu", {}, "ns.nope")};
-  CHECK_THROWS_WITH(r.add_batch(batch), doctest::Contains("unknown kernel 'ns.nope'"));
+  std::vector<std::shared_ptr<ImplRecord>> batch{
+      impl("ok"), impl("bad", "cpu", {}, "ns.nope")};
+  CHECK_THROWS_WITH(r.add_batch(batch),
+                    doctest::Contains("unknown kernel 'ns.nope'"));
   CHECK(r.slot("ns.k")->state.load()->winner("cpu") == nullptr);
 }
 
-TEST_CASE("given readers on many threads, when another thread overrides and restores, then every "
-          "read sees a whole state") {
+TEST_CASE(
+    "given readers on many threads, when another thread overrides and "
+    "restores, then every "
+    "read sees a whole state") {
   CapturingLogger log;
   Registry r(log.logger);
   r.define_schema(KernelSchema::from_c(kSchema, "s"));

@@ -3,8 +3,8 @@
 // register_kernels, handles that see overrides, the persistent cache, and
 // the C API.
 #include <doctest/doctest.h>
-#include <jitwarm/jitwarm.hpp>
 #include <unistd.h>
+#include <jitwarm/jitwarm.hpp>
 
 #include <array>
 #include <atomic>
@@ -37,7 +37,8 @@ struct Fixture {
   int warnings_containing(const std::string& text) {
     std::lock_guard lock(log_mutex);
     int n = 0;
-    for (const auto& [level, m] : log) n += level == JW_LOG_WARNING && m.find(text) != std::string::npos;
+    for (const auto& [level, m] : log)
+      n += level == JW_LOG_WARNING && m.find(text) != std::string::npos;
     return n;
   }
 };
@@ -72,7 +73,9 @@ WarmupRequest scale_request(std::initializer_list<WarmupValue> n_values) {
 
 }  // namespace
 
-TEST_CASE("given a loaded plugin, when a kernel is launched twice, then it compiles once") {
+TEST_CASE(
+    "given a loaded plugin, when a kernel is launched twice, then it compiles "
+    "once") {
   Fixture f;
   CHECK(f.runtime.default_platform() == "fake");
   CHECK(f.runtime.target_for("fake") == "fake:toy1");
@@ -93,10 +96,12 @@ TEST_CASE("given a loaded plugin, when a kernel is launched twice, then it compi
   CHECK(f.runtime.cache_stats().compiles == 2);
 }
 
-TEST_CASE("given warmup of every class, then no launch of those classes compiles") {
+TEST_CASE(
+    "given warmup of every class, then no launch of those classes compiles") {
   Fixture f;
-  const WarmupResult w =
-      f.runtime.warmup({scale_request({__int128{1}, __int128{16}, __int128{7}})}, {"fake", "", 2, {}});
+  const WarmupResult w = f.runtime.warmup(
+      {scale_request({__int128{1}, __int128{16}, __int128{7}})},
+      {"fake", "", 2, {}});
   CHECK(w.keys.size() == 3);
   CHECK(w.compiled == 3);
   CHECK(w.failed == 0);
@@ -110,13 +115,16 @@ TEST_CASE("given warmup of every class, then no launch of those classes compiles
   }
   CHECK(f.runtime.cache_stats().compiles == compiles);
   // Warming again finds everything cached.
-  const WarmupResult again = f.runtime.warmup({scale_request({__int128{1}})}, {"fake", "", 1, {}});
+  const WarmupResult again =
+      f.runtime.warmup({scale_request({__int128{1}})}, {"fake", "", 1, {}});
   CHECK(again.cached == 1);
   CHECK(again.compiled == 0);
 }
 
-TEST_CASE("given a sealed runtime in error mode, when an unwarmed key launches, then it is refused "
-          "and names the key") {
+TEST_CASE(
+    "given a sealed runtime in error mode, when an unwarmed key launches, then "
+    "it is refused "
+    "and names the key") {
   Fixture f;
   f.runtime.warmup({scale_request({__int128{16}})}, {"fake", "", 1, {}});
   f.runtime.set_jit_monitor(JitMonitorMode::error);
@@ -134,11 +142,14 @@ TEST_CASE("given a sealed runtime in error mode, when an unwarmed key launches, 
     CHECK(std::string(e.what()).find(cold.text()) != std::string::npos);
   }
   CHECK_FALSE(f.runtime.is_cached(cold));
-  CHECK(f.runtime.cache_stats().compiles == compiles);  // a refusal compiles nothing
+  CHECK(f.runtime.cache_stats().compiles ==
+        compiles);  // a refusal compiles nothing
 }
 
-TEST_CASE("given exact keys from key_for, when warmed with warmup_keys, then they are cached; a key "
-          "for a replaced implementation is refused") {
+TEST_CASE(
+    "given exact keys from key_for, when warmed with warmup_keys, then they "
+    "are cached; a key "
+    "for a replaced implementation is refused") {
   Fixture f;
   Buffers b(8);
   const KernelHandle k = f.runtime.kernel(kScale);
@@ -147,20 +158,27 @@ TEST_CASE("given exact keys from key_for, when warmed with warmup_keys, then the
   const WarmupResult w = f.runtime.warmup_keys({key});
   CHECK(w.compiled == 1);
   CHECK(f.runtime.is_cached(key));
-  const std::vector<CompileKey> plan = f.runtime.warmup_plan({scale_request({__int128{8}})}, {});
+  const std::vector<CompileKey> plan =
+      f.runtime.warmup_plan({scale_request({__int128{8}})}, {});
   REQUIRE(plan.size() == 1);
   CHECK(plan[0] == key);
   HostKernel host;
   host.platform = "fake";
   host.impl_name = "other";
   host.launch = [](std::span<const jw_arg_value>, void*) {};
-  RegistrationHandle h = f.runtime.register_kernels({{kScale, std::nullopt, host}});
-  CHECK_THROWS_WITH(f.runtime.warmup_keys({key}), doctest::Contains("was made for 'fake-scale'"));
+  RegistrationHandle h =
+      f.runtime.register_kernels({{kScale, std::nullopt, host}});
+  CHECK_THROWS_WITH(f.runtime.warmup_keys({key}),
+                    doctest::Contains("was made for 'fake-scale'"));
 }
 
-TEST_CASE("given warn mode, then each cold key is logged once; record mode writes a manifest that "
-          "warms it next time") {
-  const fs::path record = fs::temp_directory_path() / ("jitwarm-record-" + std::to_string(getpid()) + ".toml");
+TEST_CASE(
+    "given warn mode, then each cold key is logged once; record mode writes a "
+    "manifest that "
+    "warms it next time") {
+  const fs::path record =
+      fs::temp_directory_path() /
+      ("jitwarm-record-" + std::to_string(getpid()) + ".toml");
   fs::remove(record);
   CompileKey cold = [&] {
     RuntimeOptions options;
@@ -185,28 +203,35 @@ TEST_CASE("given warn mode, then each cold key is logged once; record mode write
   fs::remove(record);
 }
 
-TEST_CASE("given a host override by name, then every handle runs it at once, with arguments in its "
-          "order, and releasing restores the plugin's") {
+TEST_CASE(
+    "given a host override by name, then every handle runs it at once, with "
+    "arguments in its "
+    "order, and releasing restores the plugin's") {
   Fixture f;
-  const KernelHandle early = f.runtime.kernel(kScale);  // taken before the override
+  const KernelHandle early =
+      f.runtime.kernel(kScale);  // taken before the override
   Buffers b(4);
   std::vector<std::string> order;
   HostKernel host;
   host.platform = "fake";
   host.impl_name = "host-scale";
-  host.param_names = {"factor", "n", "x", "out", "BLOCK"};  // the schema's, reordered
+  host.param_names = {"factor", "n", "x", "out",
+                      "BLOCK"};  // the schema's, reordered
   host.launch = [&](std::span<const jw_arg_value> args, void*) {
     order.clear();
-    for (const auto& a : args) order.push_back(a.kind == JW_VALUE_TENSOR ? "tensor" : "scalar");
+    for (const auto& a : args)
+      order.push_back(a.kind == JW_VALUE_TENSOR ? "tensor" : "scalar");
     auto* out = static_cast<float*>(args[3].value.tensor->data);
     out[0] = static_cast<float>(args[0].value.scalar.value.f * 100);
   };
   {
-    RegistrationHandle handle = f.runtime.register_kernels({{kScale, std::nullopt, host}}, "test");
+    RegistrationHandle handle =
+        f.runtime.register_kernels({{kScale, std::nullopt, host}}, "test");
     CHECK(f.warnings_containing("overrides 'fake-scale'") == 1);
     early.launch(b.args(4, 2.0), on_fake());
     CHECK(b.out[0] == 200.f);
-    CHECK(order == std::vector<std::string>{"scalar", "scalar", "tensor", "tensor", "scalar"});
+    CHECK(order == std::vector<std::string>{"scalar", "scalar", "tensor",
+                                            "tensor", "scalar"});
     const KernelExplanation e = f.runtime.explain(kScale);
     REQUIRE(e.platforms.size() == 1);
     CHECK(e.platforms[0].winner.impl_name == "host-scale");
@@ -218,24 +243,31 @@ TEST_CASE("given a host override by name, then every handle runs it at once, wit
   CHECK(b.out[3] == 6.f);
 }
 
-TEST_CASE("given bad overrides, then register_kernels fails and registers nothing") {
+TEST_CASE(
+    "given bad overrides, then register_kernels fails and registers nothing") {
   Fixture f;
   HostKernel host;
   host.platform = "fake";
   host.launch = [](std::span<const jw_arg_value>, void*) {};
-  CHECK_THROWS_WITH(f.runtime.register_kernels({{"ns.unknown", std::nullopt, host}}),
-                    doctest::Contains("unknown kernel 'ns.unknown'"));
+  CHECK_THROWS_WITH(
+      f.runtime.register_kernels({{"ns.unknown", std::nullopt, host}}),
+      doctest::Contains("unknown kernel 'ns.unknown'"));
   HostKernel wrong = host;
   wrong.param_names = {"out", "x", "count", "factor", "BLOCK"};
-  CHECK_THROWS_WITH(f.runtime.register_kernels({{kScale, std::nullopt, host},
-                                                {kScale, std::nullopt, wrong}}),
-                    doctest::Contains("unexpected argument name(s) count; the schema's parameters "
-                                      "are: out, x, n, factor, BLOCK"));
-  CHECK(f.runtime.explain(kScale).platforms.at(0).winner.impl_name == "fake-scale");
+  CHECK_THROWS_WITH(
+      f.runtime.register_kernels(
+          {{kScale, std::nullopt, host}, {kScale, std::nullopt, wrong}}),
+      doctest::Contains(
+          "unexpected argument name(s) count; the schema's parameters "
+          "are: out, x, n, factor, BLOCK"));
+  CHECK(f.runtime.explain(kScale).platforms.at(0).winner.impl_name ==
+        "fake-scale");
 }
 
-TEST_CASE("given threads launching through one handle, when another thread overrides and restores, "
-          "then every launch runs one whole implementation") {
+TEST_CASE(
+    "given threads launching through one handle, when another thread overrides "
+    "and restores, "
+    "then every launch runs one whole implementation") {
   Fixture f;
   const KernelHandle k = f.runtime.kernel(kScale);
   f.runtime.warmup({scale_request({__int128{16}})}, {"fake", "", 1, {}});
@@ -261,7 +293,8 @@ TEST_CASE("given threads launching through one handle, when another thread overr
   };
   // Keep overriding until the launchers have really raced with it.
   for (int i = 0; i < 100 || launches.load() < 300; ++i) {
-    RegistrationHandle h = f.runtime.register_kernels({{kScale, std::nullopt, host}}, "racer");
+    RegistrationHandle h =
+        f.runtime.register_kernels({{kScale, std::nullopt, host}}, "racer");
   }
   stop = true;
   for (auto& t : threads) t.join();
@@ -269,15 +302,19 @@ TEST_CASE("given threads launching through one handle, when another thread overr
   CHECK(launches.load() > 0);
 }
 
-TEST_CASE("given a persistent cache, when a second runtime launches a warmed key, then it reads the "
-          "disk and compiles nothing") {
-  const fs::path dir = fs::temp_directory_path() / ("jitwarm-rt-cache-" + std::to_string(getpid()));
+TEST_CASE(
+    "given a persistent cache, when a second runtime launches a warmed key, "
+    "then it reads the "
+    "disk and compiles nothing") {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("jitwarm-rt-cache-" + std::to_string(getpid()));
   fs::remove_all(dir);
   RuntimeOptions options;
   options.cache_dir = dir.string();
   {
     Fixture warm(options);
-    const WarmupResult w = warm.runtime.warmup({scale_request({__int128{16}})}, {"fake", "", 1, {}});
+    const WarmupResult w = warm.runtime.warmup({scale_request({__int128{16}})},
+                                               {"fake", "", 1, {}});
     CHECK(w.compiled == 1);
     CHECK(warm.runtime.cache_stats().disk_writes == 1);
   }
@@ -293,32 +330,39 @@ TEST_CASE("given a persistent cache, when a second runtime launches a warmed key
 
 TEST_CASE("given warmup mistakes, then they fail clearly") {
   Fixture f;
-  CHECK_THROWS_WITH(f.runtime.warmup({scale_request({__int128{1}})}, {"fake", "cuda:sm_90", 1, {}}),
+  CHECK_THROWS_WITH(f.runtime.warmup({scale_request({__int128{1}})},
+                                     {"fake", "cuda:sm_90", 1, {}}),
                     doctest::Contains("is not a fake target"));
   WarmupRequest unknown;
   unknown.kernel_name = "ns.nope";
   CHECK_THROWS_WITH(f.runtime.warmup({unknown}, {"fake", "", 1, {}}),
                     doctest::Contains("unknown kernel 'ns.nope'"));
-  CHECK_THROWS_WITH(f.runtime.warmup({scale_request({__int128{1}})}, {"cuda", "", 1, {}}),
-                    doctest::Contains("unknown platform 'cuda'"));
+  CHECK_THROWS_WITH(
+      f.runtime.warmup({scale_request({__int128{1}})}, {"cuda", "", 1, {}}),
+      doctest::Contains("unknown platform 'cuda'"));
 }
 
-TEST_CASE("given the C API, then a host can load, launch, override and read errors") {
+TEST_CASE(
+    "given the C API, then a host can load, launch, override and read errors") {
   jw_runtime* rt = nullptr;
   REQUIRE(jw_runtime_create(&rt) == JW_OK);
   REQUIRE(jw_runtime_load_plugin(rt, FAKE_GOOD_PLUGIN) == JW_OK);
   CHECK(jw_runtime_load_plugin(rt, "/nonexistent.so") != JW_OK);
-  CHECK(std::string(jw_last_error()).find("/nonexistent.so") != std::string::npos);
+  CHECK(std::string(jw_last_error()).find("/nonexistent.so") !=
+        std::string::npos);
   jw_kernel_handle* k = nullptr;
   CHECK(jw_kernel_find(rt, "ns.missing", &k) == JW_ERROR_NOT_FOUND);
-  CHECK(std::string(jw_last_error()).find("unknown kernel 'ns.missing'") != std::string::npos);
+  CHECK(std::string(jw_last_error()).find("unknown kernel 'ns.missing'") !=
+        std::string::npos);
   REQUIRE(jw_kernel_find(rt, kScale, &k) == JW_OK);
   Buffers b(4);
   auto args = b.args(4, 5.0);
   REQUIRE(jw_kernel_launch(k, "fake", 0, args.data(), 4, nullptr) == JW_OK);
   CHECK(b.out[3] == 15.f);
-  CHECK(jw_kernel_launch(k, "fake", 0, args.data(), 2, nullptr) == JW_ERROR_INVALID_ARGUMENT);
-  CHECK(std::string(jw_last_error()).find("missing argument 'n'") != std::string::npos);
+  CHECK(jw_kernel_launch(k, "fake", 0, args.data(), 2, nullptr) ==
+        JW_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(jw_last_error()).find("missing argument 'n'") !=
+        std::string::npos);
 
   jw_kernel_override o{};
   o.struct_size = sizeof(o);
@@ -326,14 +370,16 @@ TEST_CASE("given the C API, then a host can load, launch, override and read erro
   o.impl.struct_size = sizeof(o.impl);
   o.impl.platform = "fake";
   o.impl.impl_name = "c-override";
-  o.impl.compile = [](void*, const jw_compile_key_view*, const jw_artifact_sink* out) {
+  o.impl.compile = [](void*, const jw_compile_key_view*,
+                      const jw_artifact_sink* out) {
     jw_artifact_desc a{};
     a.struct_size = sizeof(a);
     a.format = "none";
     a.entry_point = "c";
     return out->emit(out->ctx, &a);
   };
-  o.impl.launch = [](void*, const jw_artifact_view*, const jw_arg_value* a, uint32_t, void*) {
+  o.impl.launch = [](void*, const jw_artifact_view*, const jw_arg_value* a,
+                     uint32_t, void*) {
     static_cast<float*>(a[0].value.tensor->data)[0] = 42.f;
     return JW_OK;
   };
@@ -346,6 +392,7 @@ TEST_CASE("given the C API, then a host can load, launch, override and read erro
   CHECK(b.out[0] == 0.f);
   jw_kernel_release(k);
   jw_runtime_destroy(rt);
-  CHECK(std::string(jw_status_name(JW_ERROR_JIT_REFUSED)) == "JIT compile refused");
+  CHECK(std::string(jw_status_name(JW_ERROR_JIT_REFUSED)) ==
+        "JIT compile refused");
   CHECK(jw_abi_version() == JITWARM_ABI_VERSION);
 }

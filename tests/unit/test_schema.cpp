@@ -10,14 +10,18 @@ jw_param_desc param(const char* name, jw_param_kind kind, uint32_t flags = 0,
   return jw_param_desc{sizeof(jw_param_desc), nullptr, name, kind, flags, 0, -1,
                        {JW_SCALAR_NONE, {0}}, same};
 }
-jw_kernel_schema schema(const char* name, const jw_param_desc* params, uint32_t n) {
-  return jw_kernel_schema{sizeof(jw_kernel_schema), nullptr, name, "summary", params, n, "rule"};
+jw_kernel_schema schema(const char* name, const jw_param_desc* params,
+                        uint32_t n) {
+  return jw_kernel_schema{
+      sizeof(jw_kernel_schema), nullptr, name, "summary", params, n, "rule"};
 }
 }  // namespace
 
 TEST_CASE("given a valid schema, then it is copied with its origin") {
-  const jw_param_desc params[] = {param("x", JW_PARAM_TENSOR), param("n", JW_PARAM_INT)};
-  const KernelSchema s = KernelSchema::from_c(schema("a.b.c", params, 2), "libx.so");
+  const jw_param_desc params[] = {param("x", JW_PARAM_TENSOR),
+                                  param("n", JW_PARAM_INT)};
+  const KernelSchema s =
+      KernelSchema::from_c(schema("a.b.c", params, 2), "libx.so");
   CHECK(s.name() == "a.b.c");
   CHECK(s.short_name() == "c");
   CHECK(s.origin() == "libx.so");
@@ -27,7 +31,8 @@ TEST_CASE("given a valid schema, then it is copied with its origin") {
 }
 
 TEST_CASE("given malformed schemas, then each is refused with a reason") {
-  const jw_param_desc dup[] = {param("x", JW_PARAM_INT), param("x", JW_PARAM_INT)};
+  const jw_param_desc dup[] = {param("x", JW_PARAM_INT),
+                               param("x", JW_PARAM_INT)};
   CHECK_THROWS_WITH(KernelSchema::from_c(schema("a.b", dup, 2), "o"),
                     doctest::Contains("'x' appears twice"));
   const jw_param_desc ok[] = {param("x", JW_PARAM_INT)};
@@ -41,10 +46,12 @@ TEST_CASE("given malformed schemas, then each is refused with a reason") {
   const jw_param_desc follows[] = {param("x", JW_PARAM_TENSOR, 0, "nope")};
   CHECK_THROWS_WITH(KernelSchema::from_c(schema("a.b", follows, 1), "o"),
                     doctest::Contains("not another tensor parameter"));
-  jw_param_desc no_default = param("B", JW_PARAM_CONSTEXPR, JW_PARAM_HAS_DEFAULT);
+  jw_param_desc no_default =
+      param("B", JW_PARAM_CONSTEXPR, JW_PARAM_HAS_DEFAULT);
   CHECK_THROWS_WITH(KernelSchema::from_c(schema("a.b", &no_default, 1), "o"),
                     doctest::Contains("gives none"));
   jw_kernel_schema small = schema("a.b", ok, 1);
   small.struct_size = 8;
-  CHECK_THROWS_WITH(KernelSchema::from_c(small, "o"), doctest::Contains("struct_size"));
+  CHECK_THROWS_WITH(KernelSchema::from_c(small, "o"),
+                    doctest::Contains("struct_size"));
 }

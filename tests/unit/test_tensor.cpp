@@ -28,10 +28,12 @@ TEST_CASE("given shapes without strides, then strides are compact row-major") {
   CHECK(element_count(m) == 24);
   CHECK(is_compact_row_major(m));
   const std::array<int64_t, 3> strides{16, 4, 1};
-  CHECK_FALSE(is_compact_row_major(make_tensor_meta(JW_DTYPE_FLOAT32, shape, strides)));
+  CHECK_FALSE(
+      is_compact_row_major(make_tensor_meta(JW_DTYPE_FLOAT32, shape, strides)));
   const std::array<int64_t, 2> row{1, 5};
   const std::array<int64_t, 2> any_outer{99, 1};
-  CHECK(is_compact_row_major(make_tensor_meta(JW_DTYPE_FLOAT32, row, any_outer)));
+  CHECK(
+      is_compact_row_major(make_tensor_meta(JW_DTYPE_FLOAT32, row, any_outer)));
   const std::array<int64_t, 9> too_many{};
   CHECK_THROWS_AS(make_tensor_meta(JW_DTYPE_FLOAT32, too_many), Error);
 }

@@ -11,32 +11,86 @@ using namespace jitwarm;
 namespace {
 
 const jw_param_desc kParams[] = {
-    {sizeof(jw_param_desc), nullptr, "out", JW_PARAM_TENSOR, JW_PARAM_OUTPUT,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32), 1, {JW_SCALAR_NONE, {0}},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "out",
+     JW_PARAM_TENSOR,
+     JW_PARAM_OUTPUT,
+     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32),
+     1,
+     {JW_SCALAR_NONE, {0}},
      "x"},
-    {sizeof(jw_param_desc), nullptr, "x", JW_PARAM_TENSOR, 0,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32), 1, {JW_SCALAR_NONE, {0}},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "x",
+     JW_PARAM_TENSOR,
+     0,
+     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32),
+     1,
+     {JW_SCALAR_NONE, {0}},
      nullptr},
-    {sizeof(jw_param_desc), nullptr, "H", JW_PARAM_INT, 0, 0, -1, {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "T", JW_PARAM_INT, JW_PARAM_DO_NOT_SPECIALIZE, 0, -1,
-     {JW_SCALAR_NONE, {0}}, nullptr},
-    {sizeof(jw_param_desc), nullptr, "eps", JW_PARAM_FLOAT, 0, 0, -1, {JW_SCALAR_NONE, {0}},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "H",
+     JW_PARAM_INT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
      nullptr},
-    {sizeof(jw_param_desc), nullptr, "fill", JW_PARAM_SCALAR, JW_PARAM_DO_NOT_SPECIALIZE, 0, -1,
-     {JW_SCALAR_NONE, {0}}, "x"},
-    {sizeof(jw_param_desc), nullptr, "BLOCK", JW_PARAM_CONSTEXPR, JW_PARAM_HAS_DEFAULT, 0, -1,
-     {JW_SCALAR_INT, {256}}, nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "T",
+     JW_PARAM_INT,
+     JW_PARAM_DO_NOT_SPECIALIZE,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "eps",
+     JW_PARAM_FLOAT,
+     0,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     nullptr},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "fill",
+     JW_PARAM_SCALAR,
+     JW_PARAM_DO_NOT_SPECIALIZE,
+     0,
+     -1,
+     {JW_SCALAR_NONE, {0}},
+     "x"},
+    {sizeof(jw_param_desc),
+     nullptr,
+     "BLOCK",
+     JW_PARAM_CONSTEXPR,
+     JW_PARAM_HAS_DEFAULT,
+     0,
+     -1,
+     {JW_SCALAR_INT, {256}},
+     nullptr},
 };
-const jw_kernel_schema kSchema = {sizeof(jw_kernel_schema), nullptr, "ns.norm", "", kParams, 7,
-                                  ""};
+const jw_kernel_schema kSchema = {
+    sizeof(jw_kernel_schema), nullptr, "ns.norm", "", kParams, 7, ""};
 
-KernelSchema schema() { return KernelSchema::from_c(kSchema, "test"); }
+KernelSchema schema() {
+  return KernelSchema::from_c(kSchema, "test");
+}
 
-WarmupAxis values(std::initializer_list<WarmupValue> v) { return WarmupAxis{v, {}}; }
+WarmupAxis values(std::initializer_list<WarmupValue> v) {
+  return WarmupAxis{v, {}};
+}
 WarmupAxis range(int64_t start, int64_t stop, int64_t step = 1) {
   return WarmupAxis{{}, {IntRange{start, stop, step}}};
 }
-TensorChoice tensor(jw_dtype d, bool aligned = true) { return TensorChoice{d, aligned, {}}; }
+TensorChoice tensor(jw_dtype d, bool aligned = true) {
+  return TensorChoice{d, aligned, {}};
+}
 
 std::vector<CompileKey> keys(const WarmupRequest& r) {
   return enumerate_warmup_keys(schema(), r, "cuda:sm_90", "impl");
@@ -45,44 +99,54 @@ std::vector<CompileKey> keys(const WarmupRequest& r) {
 WarmupRequest base() {
   WarmupRequest r;
   r.kernel_name = "ns.norm";
-  r.axes = {{"x", values({tensor(JW_DTYPE_FLOAT16)})}, {"H", values({__int128{16}})}};
+  r.axes = {{"x", values({tensor(JW_DTYPE_FLOAT16)})},
+            {"H", values({__int128{16}})}};
   return r;
 }
 
 }  // namespace
 
-TEST_CASE("given a range of 8192 values, then it collapses to its three classes") {
+TEST_CASE(
+    "given a range of 8192 values, then it collapses to its three classes") {
   WarmupRequest r = base();
   r.axes[1] = {"H", range(1, 8193)};
   const auto k = keys(r);
   REQUIRE(k.size() == 3);
   std::set<int> classes;
-  for (const auto& key : k) classes.insert(key.find_param("H")->int_spec.value_class);
-  CHECK(classes == std::set<int>{JW_INT_CLASS_ONE, JW_INT_CLASS_DIV16, JW_INT_CLASS_NONE});
+  for (const auto& key : k)
+    classes.insert(key.find_param("H")->int_spec.value_class);
+  CHECK(classes ==
+        std::set<int>{JW_INT_CLASS_ONE, JW_INT_CLASS_DIV16, JW_INT_CLASS_NONE});
 }
 
-TEST_CASE("given a range that crosses 2^31, then i64 classes appear too, without walking it") {
+TEST_CASE(
+    "given a range that crosses 2^31, then i64 classes appear too, without "
+    "walking it") {
   WarmupRequest r = base();
   r.axes[1] = {"H", range((int64_t{1} << 31) - 40, (int64_t{1} << 40), 1)};
   const auto k = keys(r);
   std::set<std::pair<int, int>> specs;
   for (const auto& key : k) {
-    specs.insert({key.find_param("H")->int_spec.type, key.find_param("H")->int_spec.value_class});
+    specs.insert({key.find_param("H")->int_spec.type,
+                  key.find_param("H")->int_spec.value_class});
   }
-  CHECK(specs == std::set<std::pair<int, int>>{{JW_INT_I32, JW_INT_CLASS_DIV16},
-                                               {JW_INT_I32, JW_INT_CLASS_NONE},
-                                               {JW_INT_I64, JW_INT_CLASS_DIV16},
-                                               {JW_INT_I64, JW_INT_CLASS_NONE}});
+  CHECK(specs ==
+        std::set<std::pair<int, int>>{{JW_INT_I32, JW_INT_CLASS_DIV16},
+                                      {JW_INT_I32, JW_INT_CLASS_NONE},
+                                      {JW_INT_I64, JW_INT_CLASS_DIV16},
+                                      {JW_INT_I64, JW_INT_CLASS_NONE}});
 }
 
-TEST_CASE("given parameters that do not affect the key, then they add no keys") {
+TEST_CASE(
+    "given parameters that do not affect the key, then they add no keys") {
   WarmupRequest r = base();
   r.axes.push_back({"T", range(0, 100000)});
   r.axes.push_back({"eps", values({1e-5, 1e-6, 0.1})});
   CHECK(keys(r).size() == 1);
 }
 
-TEST_CASE("given several axes, then the product is taken and deduplicated in order") {
+TEST_CASE(
+    "given several axes, then the product is taken and deduplicated in order") {
   WarmupRequest r = base();
   r.axes[0] = {"x", values({tensor(JW_DTYPE_FLOAT16), tensor(JW_DTYPE_FLOAT32),
                             tensor(JW_DTYPE_FLOAT16)})};
@@ -99,9 +163,12 @@ TEST_CASE("given several axes, then the product is taken and deduplicated in ord
   CHECK(k.front().find_param("BLOCK")->constexpr_value.value.i == 128);
 }
 
-TEST_CASE("given a follower tensor not mentioned, then it takes its leader's alignment too") {
+TEST_CASE(
+    "given a follower tensor not mentioned, then it takes its leader's "
+    "alignment too") {
   WarmupRequest r = base();
-  r.axes[0] = {"x", values({tensor(JW_DTYPE_FLOAT32, false), tensor(JW_DTYPE_FLOAT32, true)})};
+  r.axes[0] = {"x", values({tensor(JW_DTYPE_FLOAT32, false),
+                            tensor(JW_DTYPE_FLOAT32, true)})};
   auto k = keys(r);
   REQUIRE(k.size() == 2);
   CHECK(k[0].find_param("out")->alignment == JW_ALIGN_NONE);
@@ -130,8 +197,9 @@ TEST_CASE("given unmentioned parameters, then schema defaults fill them") {
 TEST_CASE("given zipped parameters, then they vary in lockstep") {
   WarmupRequest r = base();
   r.axes.erase(r.axes.begin() + 1);  // H comes from the zip
-  r.zipped.push_back({{"H", values({__int128{1}, __int128{16}, __int128{48}})},
-                      {"BLOCK", values({__int128{64}, __int128{128}, __int128{128}})}});
+  r.zipped.push_back(
+      {{"H", values({__int128{1}, __int128{16}, __int128{48}})},
+       {"BLOCK", values({__int128{64}, __int128{128}, __int128{128}})}});
   const auto k = keys(r);
   REQUIRE(k.size() == 2);  // (16, 128) and (48, 128) specialize alike
   CHECK(k[0].find_param("H")->int_spec.value_class == JW_INT_CLASS_ONE);
@@ -143,9 +211,11 @@ TEST_CASE("given zipped parameters, then they vary in lockstep") {
   CHECK_THROWS_WITH(keys(uneven), doctest::Contains("lists of one length"));
 }
 
-TEST_CASE("given a filter and exclusions, then matching combinations are skipped") {
+TEST_CASE(
+    "given a filter and exclusions, then matching combinations are skipped") {
   WarmupRequest r = base();
-  r.axes[0] = {"x", values({tensor(JW_DTYPE_FLOAT16), tensor(JW_DTYPE_FLOAT32)})};
+  r.axes[0] = {"x",
+               values({tensor(JW_DTYPE_FLOAT16), tensor(JW_DTYPE_FLOAT32)})};
   r.axes[1] = {"H", range(1, 100)};
   std::vector<__int128> seen_h;
   r.filter = [&](const WarmupAssignment& a) {
@@ -155,10 +225,12 @@ TEST_CASE("given a filter and exclusions, then matching combinations are skipped
   };
   CHECK(keys(r).size() == 6 - 1);
   // The filter saw the first value of each class: 1, 2, 16.
-  CHECK(std::set<__int128>(seen_h.begin(), seen_h.end()) == std::set<__int128>{1, 2, 16});
+  CHECK(std::set<__int128>(seen_h.begin(), seen_h.end()) ==
+        std::set<__int128>{1, 2, 16});
 
   WarmupRequest ex = base();
-  ex.axes[0] = {"x", values({tensor(JW_DTYPE_FLOAT16), tensor(JW_DTYPE_FLOAT32)})};
+  ex.axes[0] = {"x",
+                values({tensor(JW_DTYPE_FLOAT16), tensor(JW_DTYPE_FLOAT32)})};
   ex.exclude.push_back({{"x", tensor(JW_DTYPE_FLOAT32)}});
   const auto k = keys(ex);
   REQUIRE(k.size() == 1);
@@ -183,28 +255,38 @@ TEST_CASE("given a request with mistakes, then errors name the parameter") {
   CHECK_THROWS_WITH(keys(overflow), doctest::Contains("overflows"));
 }
 
-TEST_CASE("given every enumerated key, then its warmup inputs reproduce it without storage") {
+TEST_CASE(
+    "given every enumerated key, then its warmup inputs reproduce it without "
+    "storage") {
   WarmupRequest r;
   r.kernel_name = "ns.norm";
-  r.axes = {{"x", WarmupAxis{{tensor(JW_DTYPE_FLOAT16, false), tensor(JW_DTYPE_FLOAT32)}, {}}},
+  r.axes = {{"x", WarmupAxis{{tensor(JW_DTYPE_FLOAT16, false),
+                              tensor(JW_DTYPE_FLOAT32)},
+                             {}}},
             {"H", range(-40, 1 << 20)},
             {"fill", values({__int128{5}, (__int128{1} << 40), 2.0})}};
   const KernelSchema s = schema();
-  for (const CompileKey& key : enumerate_warmup_keys(s, r, "cuda:sm_90", "impl")) {
+  for (const CompileKey& key :
+       enumerate_warmup_keys(s, r, "cuda:sm_90", "impl")) {
     WarmupInputs in = warmup_inputs_for(s, key);
-    for (const jw_arg_value& a : in.args) CHECK(a.kind != JW_VALUE_TENSOR);  // no storage
+    for (const jw_arg_value& a : in.args)
+      CHECK(a.kind != JW_VALUE_TENSOR);  // no storage
     CHECK(derive_key(s, in.args, "cuda:sm_90", "impl") == key);
   }
 }
 
-TEST_CASE("given a key that no input can reproduce, then the error names both keys") {
+TEST_CASE(
+    "given a key that no input can reproduce, then the error names both keys") {
   const KernelSchema s = schema();
   WarmupRequest r = base();
   CompileKey good = keys(r).front();
   std::vector<ParamSpec> params = good.params();
-  params[2].int_spec = IntSpec{JW_INT_I64, JW_INT_CLASS_NONE};  // fine: reproducible
-  CHECK_NOTHROW(warmup_inputs_for(s, CompileKey(good.kernel_name(), "impl", "cuda:sm_90", params)));
-  params[3].int_spec = IntSpec{JW_INT_I32, JW_INT_CLASS_DIV16};  // T is do_not_specialize
+  params[2].int_spec =
+      IntSpec{JW_INT_I64, JW_INT_CLASS_NONE};  // fine: reproducible
+  CHECK_NOTHROW(warmup_inputs_for(
+      s, CompileKey(good.kernel_name(), "impl", "cuda:sm_90", params)));
+  params[3].int_spec =
+      IntSpec{JW_INT_I32, JW_INT_CLASS_DIV16};  // T is do_not_specialize
   const CompileKey impossible(good.kernel_name(), "impl", "cuda:sm_90", params);
   try {
     warmup_inputs_for(s, impossible);

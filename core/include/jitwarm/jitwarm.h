@@ -70,9 +70,9 @@ typedef enum jw_status {
   JW_ERROR_NO_DEVICE = 7,        /* no driver or no device: compile-only    */
   JW_ERROR_ABI_MISMATCH = 8,     /* version handshake failed                */
   JW_ERROR_OUT_OF_MEMORY = 9,
-  JW_ERROR_JIT_REFUSED = 10,     /* the JIT monitor refused a compile       */
-  JW_ERROR_IO = 11,              /* files: manifests, cache entries         */
-  JW_ERROR_INTERNAL = 12         /* a bug: please report it                 */
+  JW_ERROR_JIT_REFUSED = 10, /* the JIT monitor refused a compile       */
+  JW_ERROR_IO = 11,          /* files: manifests, cache entries         */
+  JW_ERROR_INTERNAL = 12     /* a bug: please report it                 */
 } jw_status;
 
 /* ------------------------------------------------------------------------ */
@@ -115,7 +115,7 @@ typedef struct jw_tensor_meta {
   uint32_t struct_size; /* sizeof(jw_tensor_meta) */
   const void* next;
   jw_dtype dtype;
-  uint32_t rank; /* 0 .. JW_MAX_RANK */
+  uint32_t rank;  /* 0 .. JW_MAX_RANK */
   uint32_t flags; /* jw_tensor_flag */
   int64_t shape[JW_MAX_RANK];
   int64_t strides[JW_MAX_RANK]; /* in elements; read only with HAS_STRIDES */
@@ -207,10 +207,10 @@ typedef struct jw_param_desc {
   const void* next;
   const char* name; /* unique within the schema                          */
   jw_param_kind kind;
-  uint32_t flags;             /* jw_param_flag                          */
+  uint32_t flags;              /* jw_param_flag                          */
   jw_dtype_set allowed_dtypes; /* tensors; 0 = any                      */
-  int32_t rank;               /* tensors: required rank, -1 = any       */
-  jw_scalar default_value;    /* with JW_PARAM_HAS_DEFAULT              */
+  int32_t rank;                /* tensors: required rank, -1 = any       */
+  jw_scalar default_value;     /* with JW_PARAM_HAS_DEFAULT              */
   /* Tensors: the name of another tensor parameter whose dtype this one must
    * equal. Scalars (JW_PARAM_SCALAR): the tensor whose dtype decides whether
    * the scalar is an integer or a float (used by warmup defaults). NULL:
@@ -242,9 +242,9 @@ typedef enum jw_int_type {
 } jw_int_type;
 
 typedef enum jw_int_class {
-  JW_INT_CLASS_NONE = 0,   /* no value attribute (or do_not_specialize)  */
-  JW_INT_CLASS_ONE = 1,    /* the value is exactly 1                     */
-  JW_INT_CLASS_DIV16 = 2   /* the value is a multiple of 16 (0 included) */
+  JW_INT_CLASS_NONE = 0, /* no value attribute (or do_not_specialize)  */
+  JW_INT_CLASS_ONE = 1,  /* the value is exactly 1                     */
+  JW_INT_CLASS_DIV16 = 2 /* the value is a multiple of 16 (0 included) */
 } jw_int_class;
 
 typedef struct jw_int_spec {
@@ -411,9 +411,8 @@ typedef struct jw_platform_desc {
   jw_status (*allocate)(void* user_data, int32_t device, size_t bytes,
                         void** out_ptr);
   jw_status (*free_memory)(void* user_data, int32_t device, void* ptr);
-  jw_status (*copy)(void* user_data, int32_t device, void* dst,
-                    const void* src, size_t bytes, jw_copy_direction dir,
-                    void* stream);
+  jw_status (*copy)(void* user_data, int32_t device, void* dst, const void* src,
+                    size_t bytes, jw_copy_direction dir, void* stream);
   jw_status (*synchronize)(void* user_data, int32_t device, void* stream);
 } jw_platform_desc;
 
@@ -482,9 +481,9 @@ typedef jw_status (*jw_plugin_negotiate_fn)(jw_plugin_negotiation* negotiation);
 /* ------------------------------------------------------------------------ */
 /* Host application API (exported by libjitwarm)                            */
 /* ------------------------------------------------------------------------ */
-typedef struct jw_runtime jw_runtime;                 /* opaque */
-typedef struct jw_kernel_handle jw_kernel_handle;     /* opaque */
-typedef struct jw_registration jw_registration;       /* opaque */
+typedef struct jw_runtime jw_runtime;             /* opaque */
+typedef struct jw_kernel_handle jw_kernel_handle; /* opaque */
+typedef struct jw_registration jw_registration;   /* opaque */
 
 /* The calling thread's last error detail. Owned by the core; valid until the
  * next jitwarm call on this thread. Never NULL. */
@@ -530,9 +529,9 @@ typedef struct jw_kernel_override {
 /* Register a batch of implementations, all or nothing. *out_registration is
  * owned by the caller; jw_registration_release removes every override in the
  * batch and restores what each replaced. */
-JITWARM_EXPORT jw_status jw_register_kernels(
-    jw_runtime* runtime, const jw_kernel_override* overrides,
-    uint32_t num_overrides, jw_registration** out_registration);
+JITWARM_EXPORT jw_status
+jw_register_kernels(jw_runtime* runtime, const jw_kernel_override* overrides,
+                    uint32_t num_overrides, jw_registration** out_registration);
 JITWARM_EXPORT void jw_registration_release(jw_registration* registration);
 
 #ifdef __cplusplus

@@ -99,13 +99,13 @@ std::string int128_to_string(__int128 value);
 struct ParamSpec {
   std::string name;
   jw_param_kind kind = JW_PARAM_INT;
-  jw_dtype dtype = JW_DTYPE_INVALID;                       // tensor
-  jw_alignment alignment = JW_ALIGN_NOT_SPECIALIZED;       // tensor
-  std::vector<IntSpec> stride_specs;                       // tensor
-  IntSpec int_spec;                                        // int, scalar-int
-  jw_float_type float_type = JW_FLOAT_F32;                 // float, scalar-float
-  jw_scalar_kind scalar_kind = JW_SCALAR_NONE;             // scalar
-  jw_scalar constexpr_value{JW_SCALAR_NONE, {0}};          // constexpr
+  jw_dtype dtype = JW_DTYPE_INVALID;                  // tensor
+  jw_alignment alignment = JW_ALIGN_NOT_SPECIALIZED;  // tensor
+  std::vector<IntSpec> stride_specs;                  // tensor
+  IntSpec int_spec;                                   // int, scalar-int
+  jw_float_type float_type = JW_FLOAT_F32;            // float, scalar-float
+  jw_scalar_kind scalar_kind = JW_SCALAR_NONE;        // scalar
+  jw_scalar constexpr_value{JW_SCALAR_NONE, {0}};     // constexpr
   friend bool operator==(const ParamSpec& a, const ParamSpec& b);
 };
 
@@ -170,7 +170,8 @@ struct ParamDesc {
 class KernelSchema {
  public:
   // Copies and validates a C schema (unique names, known kinds, ...).
-  static KernelSchema from_c(const jw_kernel_schema& schema, std::string origin);
+  static KernelSchema from_c(const jw_kernel_schema& schema,
+                             std::string origin);
 
   const std::string& name() const { return name_; }
   std::string short_name() const;  // after the last dot
@@ -198,15 +199,15 @@ CompileKey derive_key(const KernelSchema& schema,
 // ---------------------------------------------------------------------------
 enum class PluginRejection {
   none = 0,
-  not_a_shared_object,     // not ELF, wrong class or machine, unreadable
-  missing_dependency,      // a library it links against is missing
-  load_failed,             // the dynamic loader refused it for another reason
-  missing_entry_symbol,    // no jitwarm_plugin_negotiate
-  negotiation_failed,      // the entry returned an error
-  abi_too_old,             // answered below JITWARM_ABI_VERSION_MIN
-  abi_too_new,             // answered above the offered version
-  registration_failed,     // register_all failed or registered bad data
-  duplicate,               // the same plugin (by name) is already loaded
+  not_a_shared_object,   // not ELF, wrong class or machine, unreadable
+  missing_dependency,    // a library it links against is missing
+  load_failed,           // the dynamic loader refused it for another reason
+  missing_entry_symbol,  // no jitwarm_plugin_negotiate
+  negotiation_failed,    // the entry returned an error
+  abi_too_old,           // answered below JITWARM_ABI_VERSION_MIN
+  abi_too_new,           // answered above the offered version
+  registration_failed,   // register_all failed or registered bad data
+  duplicate,             // the same plugin (by name) is already loaded
 };
 std::string_view to_string(PluginRejection rejection);
 
@@ -216,7 +217,7 @@ struct PluginLoadRecord {
   PluginRejection rejection = PluginRejection::none;
   std::string detail;  // why, in words (with both versions for ABI errors)
   std::string plugin_name, plugin_version;
-  uint32_t abi_version = 0;  // what the plugin answered
+  uint32_t abi_version = 0;            // what the plugin answered
   std::vector<std::string> kernels;    // implementations it registered
   std::vector<std::string> schemas;    // schemas it defined
   std::vector<std::string> platforms;  // platforms it registered, with state
@@ -249,7 +250,7 @@ std::vector<std::string> default_plugin_search_path();
 struct ImplementationInfo {
   std::string impl_name;
   std::string platform;
-  std::string origin;  // plugin path, or "host: <what the host said>"
+  std::string origin;    // plugin path, or "host: <what the host said>"
   bool pending = false;  // waiting for its schema to be defined
 };
 
@@ -279,14 +280,14 @@ struct PlatformInfo {
 // Compile cache
 // ---------------------------------------------------------------------------
 struct CacheStats {
-  uint64_t hits = 0;         // lookups answered from memory
-  uint64_t misses = 0;       // lookups that found nothing in memory
-  uint64_t compiles = 0;     // calls into an implementation's compile
-  uint64_t disk_hits = 0;    // misses answered by the persistent cache
-  uint64_t disk_writes = 0;  // entries written to the persistent cache
-  uint64_t disk_rejects = 0; // corrupt or mismatched entries treated as misses
+  uint64_t hits = 0;          // lookups answered from memory
+  uint64_t misses = 0;        // lookups that found nothing in memory
+  uint64_t compiles = 0;      // calls into an implementation's compile
+  uint64_t disk_hits = 0;     // misses answered by the persistent cache
+  uint64_t disk_writes = 0;   // entries written to the persistent cache
+  uint64_t disk_rejects = 0;  // corrupt or mismatched entries treated as misses
   double compile_seconds = 0;
-  std::size_t entries = 0;   // artifacts in memory
+  std::size_t entries = 0;  // artifacts in memory
 };
 
 // ---------------------------------------------------------------------------
@@ -399,7 +400,8 @@ struct WarmupInputs {
 };
 // Throws Error naming the expected and the produced key when derive_key
 // does not reproduce `key`.
-WarmupInputs warmup_inputs_for(const KernelSchema& schema, const CompileKey& key);
+WarmupInputs warmup_inputs_for(const KernelSchema& schema,
+                               const CompileKey& key);
 
 struct WarmupManifest {
   std::vector<WarmupRequest> requests;
@@ -426,7 +428,7 @@ struct WarmupOptions {
 struct WarmupKeyResult {
   std::string key_text;
   Hash128 key_hash;
-  bool compiled = false;    // false: it was already cached
+  bool compiled = false;  // false: it was already cached
   bool failed = false;
   std::string error;
 };
@@ -483,7 +485,8 @@ class KernelHandle {
 struct RuntimeOptions {
   // Persistent cache directory; empty: JITWARM_CACHE_DIR if set, else none.
   std::string cache_dir;
-  // Monitor mode; empty optional: JITWARM_JIT_MONITOR (off|warn|error), else off.
+  // Monitor mode; empty optional: JITWARM_JIT_MONITOR (off|warn|error), else
+  // off.
   std::optional<JitMonitorMode> jit_monitor;
   // Record mode: append each post-seal key to this manifest; empty:
   // JITWARM_JIT_RECORD if set.
@@ -526,12 +529,14 @@ class Runtime {
                       const WarmupOptions& options = {});
   // The keys warmup(requests, options) would compile, in order, without
   // duplicates (for tools that split the work, e.g. across processes).
-  std::vector<CompileKey> warmup_plan(const std::vector<WarmupRequest>& requests,
-                                      const WarmupOptions& options = {});
+  std::vector<CompileKey> warmup_plan(
+      const std::vector<WarmupRequest>& requests,
+      const WarmupOptions& options = {});
   // Compile-only warmup of exact keys (e.g. keys a launch would use, from
   // KernelHandle::key_for). Each key's implementation must still be the
   // winner on its target's platform.
-  WarmupResult warmup_keys(const std::vector<CompileKey>& keys, const WarmupOptions& options = {});
+  WarmupResult warmup_keys(const std::vector<CompileKey>& keys,
+                           const WarmupOptions& options = {});
   // From now on a compile on the launch path goes to the JIT monitor.
   void seal();
   bool sealed() const;
