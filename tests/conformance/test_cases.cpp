@@ -1,0 +1,153 @@
+// Tests of tools/conformance/cases: the catalogue covers, for every kernel
+// of the portable set, what KERNELS.md asks a backend to get right. The
+// checks read the schemas (allowed dtypes, which integers are specialized)
+// and derive each case's compile key, so they follow the kernel set rather
+// than a list written here.
+#include <doctest/doctest.h>
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "cases.hpp"
+#include "kernel_set.hpp"
+#include "memory.hpp"
+#include "reference_cpu.hpp"
+
+namespace jc = jitwarm::conformance;
+using jitwarm::KernelSchema;
+
+namespace {
+
+std::string class_name(jw_int_class c) {
+  switch (c) {
+    case JW_INT_CLASS_ONE: return "1";
+    case JW_INT_CLASS_DIV16: return "multiple of 16";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given every kernel of the set, then its cases cover every dtype, every "
+    "integer class, both alignments and an empty input") {
+  for (const jw_kernel_schema& c_schema : jitwarm::kernel_set::schemas()) {
+    const KernelSchema schema = KernelSchema::from_c(c_schema, "kernel_set");
+    CAPTURE(schema.name());
+    const auto recipes = jc::case_recipes(schema.name(), {});
+    REQUIRE_FALSE(recipes.empty());
+    REQUIRE(jc::has_cases(schema.name()));
+
+    std::map<std::string, std::set<jw_dtype>> dtypes;
+    std::map<std::string, std::set<jw_alignment>> alignments;
+    std::map<std::string, std::set<jw_int_class>> classes;
+    std::set<std::string> names;
+    bool has_empty = false;
+    for (const jc::CaseRecipe& recipe : recipes) {
+      CAPTURE(recipe.name);
+      CHECK(names.insert(recipe.name).second);  // names are unique
+      CHECK_FALSE(recipe.large);
+      has_empty = has_empty || recipe.name.find("empty/") != std::string::npos;
+      const jc::Case the_case = recipe.build();
+      const jc::MetadataArgs args = jc::metadata_args(the_case);
+      const jitwarm::CompileKey key =
+          jitwarm::derive_key(schema, args.args, "cpu:x86_64", "reference-cpu");
+      for (const jitwarm::ParamSpec& spec : key.params()) {
+        if (spec.kind == JW_PARAM_TENSOR) {
+          dtypes[spec.name].insert(spec.dtype);
+          alignments[spec.name].insert(spec.alignment);
+        } else if (spec.kind == JW_PARAM_INT) {
+          classes[spec.name].insert(spec.int_spec.value_class);
+        }
+      }
+    }
+    CHECK(has_empty);
+    for (const jitwarm::ParamDesc& param : schema.params()) {
+      CAPTURE(param.name);
+      if (param.kind == JW_PARAM_TENSOR) {
+        CHECK(alignments[param.name].contains(JW_ALIGN_16));
+        CHECK(alignments[param.name].contains(JW_ALIGN_NONE));
+        // A parameter whose dtype follows another's is covered by that one.
+        if (!param.same_dtype_as.empty()) continue;
+        for (int d = JW_DTYPE_BOOL; d < JW_DTYPE_COUNT; ++d) {
+          const auto dtype = static_cast<jw_dtype>(d);
+          const bool allowed =
+              param.allowed_dtypes == 0 ||
+              (param.allowed_dtypes & JW_DTYPE_BIT(dtype)) != 0;
+          if (allowed) {
+            CAPTURE(jitwarm::dtype_name(dtype));
+            CHECK(dtypes[param.name].contains(dtype));
+          }
+        }
+      } else if (param.kind == JW_PARAM_INT &&
+                 !param.has_flag(JW_PARAM_DO_NOT_SPECIALIZE)) {
+        for (const jw_int_class c :
+             {JW_INT_CLASS_ONE, JW_INT_CLASS_DIV16, JW_INT_CLASS_NONE}) {
+          CAPTURE(class_name(c));
+          CHECK(classes[param.name].contains(c));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("given every case, then the CPU reference accepts its inputs") {
+  for (const jw_kernel_schema& schema : jitwarm::kernel_set::schemas()) {
+    for (const jc::CaseRecipe& recipe : jc::case_recipes(schema.name, {})) {
+      CAPTURE(recipe.name);
+      const jc::Case the_case = recipe.build();
+      const auto host = jc::host_memory();
+      const jc::PlacedCase placed(the_case, *host);
+      CHECK_NOTHROW(
+          jitwarm::reference_cpu::run_kernel(schema.name, placed.args()));
+    }
+  }
+}
+
+TEST_CASE(
+    "given the same seed, then a case's data is the same; given another seed, "
+    "then it differs") {
+  const std::string kernel(jitwarm::kernel_set::kRmsNorm);
+  const auto first = jc::case_recipes(kernel, {})[0].build();
+  const auto again = jc::case_recipes(kernel, {})[0].build();
+  const auto other = jc::case_recipes(kernel, {.seed = 7})[0].build();
+  REQUIRE(first.buffers.size() == again.buffers.size());
+  for (std::size_t i = 0; i < first.buffers.size(); ++i) {
+    CHECK(first.buffers[i].bytes == again.buffers[i].bytes);
+  }
+  bool differs = false;
+  for (std::size_t i = 0; i < first.buffers.size(); ++i) {
+    differs = differs || first.buffers[i].bytes != other.buffers[i].bytes;
+  }
+  CHECK(differs);
+}
+
+TEST_CASE(
+    "given --large, then every kernel adds cases of at least a million "
+    "elements") {
+  for (const jw_kernel_schema& schema : jitwarm::kernel_set::schemas()) {
+    CAPTURE(schema.name);
+    const auto all = jc::case_recipes(schema.name, {.large = true});
+    const auto small = jc::case_recipes(schema.name, {});
+    CHECK(all.size() > small.size());
+    for (const jc::CaseRecipe& recipe : all) {
+      if (!recipe.large) continue;
+      CAPTURE(recipe.name);
+      // Count metadata only: the sizes are in the arguments.
+      const jc::Case the_case = recipe.build();
+      int64_t largest = 0;
+      for (const jc::Buffer& buffer : the_case.buffers) {
+        largest = std::max(largest, buffer.element_count());
+      }
+      CHECK(largest >= 1000000);
+    }
+  }
+}
+
+TEST_CASE("given a kernel outside the set, then there are no cases") {
+  CHECK_FALSE(jc::has_cases("jitwarm.test.scale"));
+  CHECK(jc::case_recipes("jitwarm.test.scale", {}).empty());
+}

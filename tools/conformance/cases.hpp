@@ -1,0 +1,69 @@
+// cases.hpp — which conformance cases exist for each kernel of the portable
+// set (shared/KERNELS.md), as named recipes built on demand.
+//
+// Owns: the catalogue, and the rule that it covers what "What a backend
+// must get right" asks for: every listed dtype, every specialization class
+// (1, multiple of 16, other) of every non-dns integer, aligned and
+// unaligned tensors, empty inputs, odd sizes, and (with CaseOptions::large)
+// sizes in the millions of elements. Each kernel's generators live in one
+// cases_*.cpp file, grouped as the kernels are in KERNELS.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "case_model.hpp"
+
+namespace jitwarm::conformance {
+
+inline constexpr uint64_t kDefaultSeed = 20240607;
+
+struct CaseOptions {
+  uint64_t seed = kDefaultSeed;
+  bool large = false;  // also the large recipes
+};
+
+// Whether the catalogue has cases for this kernel.
+bool has_cases(std::string_view kernel);
+
+// Every recipe of a kernel in catalogue order (large ones only with
+// options.large); empty for a kernel outside the portable set.
+std::vector<CaseRecipe> case_recipes(std::string_view kernel,
+                                     const CaseOptions& options);
+
+namespace detail {
+
+// Collects one kernel's recipes; each recipe's random source is seeded by
+// (run seed, kernel, case name), so a case's data never depends on which
+// other cases are generated.
+class RecipeList {
+ public:
+  RecipeList(std::string_view kernel, const CaseOptions& options)
+      : kernel_(kernel), options_(options) {}
+
+  const std::string& kernel() const { return kernel_; }
+  void add(std::string name, std::function<Case(CaseBuilder&, Rng&)> make,
+           bool large = false);
+  std::vector<CaseRecipe> take() { return std::move(recipes_); }
+
+ private:
+  std::string kernel_;
+  CaseOptions options_;
+  std::vector<CaseRecipe> recipes_;
+};
+
+void add_compute_slot_mapping_cases(RecipeList& list);
+void add_zero_kv_blocks_cases(RecipeList& list);
+void add_prepare_pos_seq_lens_cases(RecipeList& list);
+void add_expand_cases(RecipeList& list);
+void add_batch_memcpy_cases(RecipeList& list);
+void add_scatter_states_cases(RecipeList& list);
+void add_pack_seq_cases(RecipeList& list);
+void add_unpack_seq_cases(RecipeList& list);
+void add_rms_norm_cases(RecipeList& list);
+void add_silu_and_mul_cases(RecipeList& list);
+
+}  // namespace detail
+}  // namespace jitwarm::conformance

@@ -1,0 +1,73 @@
+// isolation.hpp — running work items in worker processes, so a kernel that
+// crashes or hangs is reported as such and the run goes on.
+//
+// Owns the worker lifecycle and its pipe protocol. The parent forks
+// workers (it has touched no device and loaded no plugin: plan.hpp); each
+// worker runs `setup` once (load plugins, create a runtime) and then many
+// items, announcing "start" before each and sending its result after. The
+// parent notes when each item started; if the worker dies during an item,
+// that item ended in a crash, and if it runs past the timeout the worker is
+// killed and the item timed out. Either way a new worker takes the next
+// item. A worker may also ask to be replaced after an item (a device error
+// can leave its context unusable). Workers take items from the parent one
+// at a time, so `jobs` workers share the list.
+//
+// Generic over what an item is: results travel as JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace jitwarm::conformance {
+
+struct ItemOutcome {
+  nlohmann::json result;
+  bool replace_worker = false;
+};
+
+// Runs one item inside a worker.
+using ItemRunner = std::function<ItemOutcome(std::size_t item)>;
+// Runs once in each new worker process and returns its item runner. An
+// exception here fails the item the worker was given.
+using WorkerSetup = std::function<ItemRunner()>;
+
+struct IsolationOptions {
+  unsigned jobs = 1;
+  double item_timeout_seconds = 60;
+  // Added to the first item's allowance of each worker, for its setup
+  // (plugin loading, device initialization).
+  double setup_allowance_seconds = 120;
+};
+
+enum class ItemEndKind {
+  completed,  // `result` holds the runner's result
+  failed,     // the runner (or the worker's setup) threw: `detail`
+  crashed,    // the worker died during the item: `detail` says how
+  timed_out,  // killed after the timeout
+};
+
+struct ItemEnd {
+  std::size_t item = 0;
+  ItemEndKind kind = ItemEndKind::completed;
+  nlohmann::json result;
+  std::string detail;
+  double seconds = 0;  // from the item's start to its end
+};
+
+// Runs items [0, count) and returns one end per item, in item order.
+// `on_end` (optional) is called in the parent as each item ends.
+std::vector<ItemEnd> run_isolated(
+    std::size_t count, const WorkerSetup& setup,
+    const IsolationOptions& options,
+    const std::function<void(const ItemEnd&)>& on_end = {});
+
+// Runs `work` in a child process and returns its JSON; throws
+// std::runtime_error when the child throws, dies or runs past the timeout.
+nlohmann::json run_in_child(const std::function<nlohmann::json()>& work,
+                            double timeout_seconds);
+
+}  // namespace jitwarm::conformance

@@ -1,0 +1,209 @@
+// memory.cpp — host and platform memory spaces, and cases placed in them
+// (see memory.hpp).
+#include "memory.hpp"
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace jitwarm::conformance {
+namespace {
+
+// Room after the allocation's start for the one-element misalignment.
+constexpr std::size_t kAlignmentSlack = 16;
+
+class HostMemory final : public MemorySpace {
+ public:
+  void* allocate(std::size_t bytes) override {
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* memory = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (memory == nullptr) {
+      throw std::bad_alloc();
+    }
+    return memory;
+  }
+  void release(void* base) noexcept override { std::free(base); }
+  void upload(void* destination, const void* source,
+              std::size_t bytes) override {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+  void download(void* destination, const void* source,
+                std::size_t bytes) override {
+    if (bytes != 0) std::memcpy(destination, source, bytes);
+  }
+  void synchronize() override {}
+  int32_t device_index() const override { return -1; }
+  std::string describe() const override { return "host memory"; }
+};
+
+class PlatformMemory final : public MemorySpace {
+ public:
+  PlatformMemory(const jw_platform_desc& platform, int32_t device)
+      : platform_(platform), device_(device) {
+    if (platform.allocate == nullptr || platform.free_memory == nullptr ||
+        platform.copy == nullptr || platform.synchronize == nullptr) {
+      throw DeviceError(fmt::format(
+          "platform {} has no memory services (allocate, free_memory, copy, "
+          "synchronize): the runner cannot place inputs on it",
+          platform.name));
+    }
+  }
+  void* allocate(std::size_t bytes) override {
+    void* pointer = nullptr;
+    check(platform_.allocate(platform_.user_data, device_, bytes, &pointer),
+          fmt::format("allocate({} bytes)", bytes));
+    if (pointer == nullptr && bytes != 0) {
+      throw DeviceError(fmt::format("platform {}: allocate({} bytes) gave null",
+                                    platform_.name, bytes));
+    }
+    return pointer;
+  }
+  void release(void* base) noexcept override {
+    if (base != nullptr)
+      platform_.free_memory(platform_.user_data, device_, base);
+  }
+  void upload(void* destination, const void* source,
+              std::size_t bytes) override {
+    if (bytes == 0) return;
+    check(platform_.copy(platform_.user_data, device_, destination, source,
+                         bytes, JW_COPY_HOST_TO_DEVICE, nullptr),
+          fmt::format("copy of {} bytes host to device", bytes));
+  }
+  void download(void* destination, const void* source,
+                std::size_t bytes) override {
+    if (bytes == 0) return;
+    check(platform_.copy(platform_.user_data, device_, destination, source,
+                         bytes, JW_COPY_DEVICE_TO_HOST, nullptr),
+          fmt::format("copy of {} bytes device to host", bytes));
+  }
+  void synchronize() override {
+    check(platform_.synchronize(platform_.user_data, device_, nullptr),
+          "synchronize");
+  }
+  int32_t device_index() const override { return device_; }
+  std::string describe() const override {
+    return fmt::format("{} device {}", platform_.name, device_);
+  }
+
+ private:
+  void check(jw_status status, const std::string& what) const {
+    if (status == JW_OK) return;
+    throw DeviceError(fmt::format("platform {} device {}: {} failed: {} ({})",
+                                  platform_.name, device_, what,
+                                  jw_status_name(status), jw_last_error()));
+  }
+
+  const jw_platform_desc& platform_;
+  int32_t device_;
+};
+
+jw_arg_value scalar_arg(const jw_scalar& scalar) {
+  jw_arg_value value{};
+  value.struct_size = sizeof(jw_arg_value);
+  value.kind = JW_VALUE_SCALAR;
+  value.value.scalar = scalar;
+  return value;
+}
+
+}  // namespace
+
+std::unique_ptr<MemorySpace> host_memory() {
+  return std::make_unique<HostMemory>();
+}
+
+std::unique_ptr<MemorySpace> platform_memory(const jw_platform_desc& platform,
+                                             int32_t device) {
+  return std::make_unique<PlatformMemory>(platform, device);
+}
+
+PlacedCase::PlacedCase(const Case& the_case, MemorySpace& memory)
+    : case_(the_case), memory_(memory) {
+  try {
+    // Phase 1: allocate everything, so every address is known.
+    for (const Buffer& buffer : case_.buffers) {
+      void* base = memory_.allocate(buffer.bytes.size() + kAlignmentSlack);
+      bases_.push_back(base);
+      if (reinterpret_cast<uintptr_t>(base) % 16 != 0) {
+        throw std::runtime_error(fmt::format(
+            "{} returned {} for buffer '{}', which is not 16-byte aligned: "
+            "the runner cannot build aligned tensors on it",
+            memory_.describe(), base, buffer.name));
+      }
+      data_.push_back(static_cast<unsigned char*>(base) +
+                      (buffer.misaligned ? buffer.element_size() : 0));
+    }
+    // Phase 2: contents, with the address slots filled for this space.
+    for (std::size_t i = 0; i < case_.buffers.size(); ++i) reset(i);
+    // Arguments.
+    for (const CaseArg& arg : case_.args) {
+      if (const auto* tensor = std::get_if<TensorArg>(&arg)) {
+        auto placed = std::make_unique<jw_tensor>(
+            tensor->strides.empty()
+                ? make_tensor(data_.at(tensor->buffer), tensor->dtype,
+                              tensor->shape, memory_.device_index())
+                : make_tensor(data_.at(tensor->buffer), tensor->dtype,
+                              tensor->shape, tensor->strides,
+                              memory_.device_index()));
+        args_.push_back(jitwarm::arg(*placed));
+        tensors_.push_back(std::move(placed));
+      } else {
+        args_.push_back(scalar_arg(std::get<jw_scalar>(arg)));
+      }
+    }
+  } catch (...) {
+    for (void* base : bases_) memory_.release(base);
+    throw;
+  }
+}
+
+PlacedCase::~PlacedCase() {
+  for (void* base : bases_) memory_.release(base);
+}
+
+std::vector<unsigned char> PlacedCase::initial_image(std::size_t buffer) const {
+  const Buffer& source = case_.buffers.at(buffer);
+  std::vector<unsigned char> image = source.bytes;
+  for (const AddressSlot& slot : source.addresses) {
+    const auto address = static_cast<int64_t>(
+        reinterpret_cast<uintptr_t>(data_.at(slot.target)) + slot.byte_offset);
+    std::memcpy(image.data() + static_cast<std::size_t>(slot.element) * 8,
+                &address, sizeof address);
+  }
+  return image;
+}
+
+void PlacedCase::reset(std::size_t buffer) {
+  const std::vector<unsigned char> image = initial_image(buffer);
+  memory_.upload(data_.at(buffer), image.data(), image.size());
+}
+
+std::vector<unsigned char> PlacedCase::read(std::size_t buffer) const {
+  std::vector<unsigned char> image(case_.buffers.at(buffer).bytes.size());
+  memory_.download(image.data(), data_.at(buffer), image.size());
+  return image;
+}
+
+MetadataArgs metadata_args(const Case& the_case) {
+  MetadataArgs out;
+  for (const CaseArg& arg : the_case.args) {
+    if (const auto* tensor = std::get_if<TensorArg>(&arg)) {
+      const bool aligned = !the_case.buffers.at(tensor->buffer).misaligned;
+      auto meta = std::make_unique<jw_tensor_meta>(
+          tensor->strides.empty()
+              ? make_tensor_meta(tensor->dtype, tensor->shape, aligned)
+              : make_tensor_meta(tensor->dtype, tensor->shape, tensor->strides,
+                                 aligned));
+      out.args.push_back(warmup_arg(*meta));
+      out.metas.push_back(std::move(meta));
+    } else {
+      out.args.push_back(scalar_arg(std::get<jw_scalar>(arg)));
+    }
+  }
+  return out;
+}
+
+}  // namespace jitwarm::conformance
