@@ -84,6 +84,14 @@ class InstantiationBuilder {
   void flag(bool v, std::string reason) {
     add(v ? "true" : "false", std::move(reason));
   }
+  void vector_mode(VectorMode mode, std::string reason) {
+    static constexpr const char* kWords[] = {
+        "never", "if the run-time sizes allow", "always"};
+    const int value = static_cast<int>(mode);
+    add(std::to_string(value), std::string("16-byte vectors ") + kWords[value] +
+                                   ": " + std::move(reason));
+    result_.vector_mode = mode;
+  }
   KernelInstantiation& result() { return result_; }
 
  private:
@@ -218,7 +226,7 @@ KernelInstantiation scatter_states(const KeyParams& key,
                        " elements per access, whole warps");
   b.flag(vectorized, "16-byte rows: " + aligned_list(key, {p::state, p::src}) +
                          ", state_stride and ROW_SIZE bytes divisible by 16");
-  b.result().vectorized = vectorized;
+  b.result().vector_mode = vectorized ? VectorMode::always : VectorMode::never;
   b.result().fixed_block_threads = threads;
   return b.result();
 }
@@ -256,7 +264,8 @@ KernelInstantiation pack_or_unpack(const KeyParams& key,
   b.flag(aligned, "16-byte tiles: " + aligned_list(key, {in, out}) +
                       ", BLOCK_D bytes divisible by 16 (D checked at run "
                       "time)");
-  b.result().vectorized = aligned;
+  b.result().vector_mode =
+      aligned ? VectorMode::if_sizes_allow : VectorMode::never;
   b.result().fixed_block_threads = threads;
   return b.result();
 }
@@ -271,14 +280,25 @@ KernelInstantiation prepare_pos_seq_lens(const KeyParams& key) {
   return b.result();
 }
 
+// The vector mode of a kernel whose rows are placed by `sizes` (integer
+// parameters) in `tensors`.
+VectorMode vector_mode_of(const KeyParams& key,
+                          std::initializer_list<uint32_t> tensors,
+                          std::initializer_list<uint32_t> sizes) {
+  for (uint32_t t : tensors) {
+    if (!key.aligned16(t)) return VectorMode::never;
+  }
+  for (uint32_t size : sizes) {
+    if (!is_div16(key, size)) return VectorMode::if_sizes_allow;
+  }
+  return VectorMode::always;
+}
+
 KernelInstantiation rms_norm(const KeyParams& key) {
   namespace p = ks::rms_norm;
   InstantiationBuilder b(key, GpuKernel::rms_norm, "rms_norm.cuh",
                          "jw::kernels::rms_norm");
   require_same_dtype(key, p::x, {p::out, p::weight});
-  const bool vectorized = key.aligned16(p::out) && key.aligned16(p::x) &&
-                          key.aligned16(p::weight) && is_div16(key, p::H) &&
-                          is_div16(key, p::x_stride);
   b.element(p::x);
   b.int_type(p::x_stride);
   b.int_class(p::x_stride);
@@ -286,10 +306,10 @@ KernelInstantiation rms_norm(const KeyParams& key) {
   b.int_type(p::T);
   b.int_type(p::H);
   b.int_class(p::H);
-  b.flag(vectorized,
-         "16-byte rows: " + aligned_list(key, {p::out, p::x, p::weight}) +
-             ", H and x_stride divisible by 16");
-  b.result().vectorized = vectorized;
+  b.vector_mode(
+      vector_mode_of(key, {p::out, p::x, p::weight}, {p::H, p::x_stride}),
+      aligned_list(key, {p::out, p::x, p::weight}) +
+          "; H and x_stride divisible by 16 proves the sizes");
   return b.result();
 }
 
@@ -298,15 +318,13 @@ KernelInstantiation silu_and_mul(const KeyParams& key) {
   InstantiationBuilder b(key, GpuKernel::silu_and_mul, "silu_and_mul.cuh",
                          "jw::kernels::silu_and_mul");
   require_same_dtype(key, p::x, {p::out});
-  const bool vectorized =
-      key.aligned16(p::out) && key.aligned16(p::x) && is_div16(key, p::H);
   b.element(p::x);
   b.int_type(p::T);
   b.int_type(p::H);
   b.int_class(p::H);
-  b.flag(vectorized, "16-byte rows: " + aligned_list(key, {p::out, p::x}) +
-                         ", H divisible by 16");
-  b.result().vectorized = vectorized;
+  b.vector_mode(vector_mode_of(key, {p::out, p::x}, {p::H}),
+                aligned_list(key, {p::out, p::x}) +
+                    "; H divisible by 16 proves the sizes");
   return b.result();
 }
 

@@ -6,9 +6,10 @@
 // The mapping, per parameter kind of a key:
 //   tensor dtype      -> a template type argument (element or storage type);
 //   tensor alignment  -> folded, with divisible-by-16 sizes, into one
-//                        "vectorized" flag per kernel (16-byte accesses), so
-//                        keys that differ only in an alignment that cannot be
-//                        used share one binary;
+//                        VectorMode per kernel (16-byte accesses never, after
+//                        a run-time size check, or always), so keys that
+//                        differ only in an alignment that cannot be used
+//                        share one binary;
 //   integer type      -> the C++ type of that kernel parameter (i32/i64/u64);
 //   integer class     -> a template argument: 1 folds the value, "divisible
 //                        by 16" becomes an assumption (kernel_support.cuh);
@@ -62,6 +63,14 @@ inline constexpr std::array kAllGpuKernels{
 std::string_view schema_name(GpuKernel kernel);
 std::optional<GpuKernel> find_gpu_kernel(std::string_view schema_name);
 
+// How an instantiation uses 16-byte vectors (kernel_support.cuh's
+// kVectorNever / kVectorIfSizesAllow / kVectorAlways, same numbering).
+enum class VectorMode : int {
+  never = 0,           // some tensor is not proven 16-byte aligned
+  if_sizes_allow = 1,  // pointers proven aligned; sizes checked at run time
+  always = 2,          // pointers and row sizes proven
+};
+
 struct TemplateArgument {
   std::string spelling;  // as written in the name expression
   std::string reason;    // which key parameter decided it, for describe()
@@ -74,7 +83,7 @@ struct KernelInstantiation {
   std::string function_template;  // e.g. "jw::kernels::rms_norm"
   std::vector<TemplateArgument> template_arguments;
   // Compile-time choices the launch planner must agree with:
-  bool vectorized = false;  // 16-byte accesses were compiled in
+  VectorMode vector_mode = VectorMode::never;
   uint32_t fixed_block_threads =
       0;  // block size baked in; 0 = chosen at launch
 

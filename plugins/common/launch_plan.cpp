@@ -173,6 +173,24 @@ uint32_t fixed_threads(const KernelInstantiation& instantiation,
   return threads;
 }
 
+// Elements per access of an instantiation for these run-time sizes (the
+// kernel takes the same decision; kernel_support.cuh kVectorIfSizesAllow).
+uint32_t elements_per_access(const KernelInstantiation& instantiation,
+                             jw_dtype dtype,
+                             std::initializer_list<__int128> sizes) {
+  const uint32_t per_vector = 16 / dtype_bytes(dtype);
+  switch (instantiation.vector_mode) {
+    case VectorMode::always: return per_vector;
+    case VectorMode::if_sizes_allow:
+      for (__int128 size : sizes) {
+        if ((size * dtype_bytes(dtype)) % 16 != 0) return 1;
+      }
+      return per_vector;
+    case VectorMode::never: break;
+  }
+  return 1;
+}
+
 uint32_t exact_grid_x(const KeyParams& key, uint32_t param, int64_t programs,
                       const DeviceLimits& limits) {
   if (static_cast<uint64_t>(programs) > limits.max_grid.x) {
@@ -477,10 +495,14 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       require_at_least(params, args, p::out, 0, rows, "T");
       require_exactly(params, args, p::out, 1, hidden, "H");
       require_at_least(params, args, p::weight, 0, hidden, "H");
-      const uint32_t per_access =
-          instantiation.vectorized ? 16 / dtype_bytes(params.dtype(p::x)) : 1;
+      const uint32_t per_access = elements_per_access(
+          instantiation, params.dtype(p::x),
+          {hidden, integer_value(params, args, p::x_stride)});
+      // About kCachedAccesses (rms_norm.cuh) accesses per thread: issued
+      // together, they keep enough bytes in flight before the reduction.
       g.block.x = block_threads(
-          ceil_div(static_cast<uint64_t>(hidden), per_access), limits, 1024);
+          ceil_div(ceil_div(static_cast<uint64_t>(hidden), per_access), 4),
+          limits, 1024);
       g.grid.x = hidden == 0
                      ? 0
                      : capped(static_cast<uint64_t>(rows), limits.max_grid.x);
@@ -495,12 +517,16 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       require_at_least(params, args, p::out, 0, rows, "T");
       require_exactly(params, args, p::out, 1, hidden, "H");
       const uint32_t per_access =
-          instantiation.vectorized ? 16 / dtype_bytes(params.dtype(p::x)) : 1;
+          elements_per_access(instantiation, params.dtype(p::x), {hidden});
       const uint64_t accesses =
           ceil_div(static_cast<uint64_t>(hidden), per_access);
       g.block.x = block_threads(accesses, limits, 256);
       g.grid.x = capped(static_cast<uint64_t>(rows), limits.max_grid.x);
-      g.grid.y = capped(ceil_div(accesses, g.block.x), limits.max_grid.y);
+      // Each thread takes Unroll<per_access> (silu_and_mul.cuh) accesses
+      // per step.
+      const uint64_t unroll = per_access == 1 ? 4 : per_access == 4 ? 2 : 1;
+      g.grid.y =
+          capped(ceil_div(accesses, g.block.x * unroll), limits.max_grid.y);
       break;
     }
   }

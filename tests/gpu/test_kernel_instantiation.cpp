@@ -122,7 +122,7 @@ TEST_CASE(
     CHECK(inst.name_expression() ==
           "jw::kernels::scatter_states<jw::u16, jw::i32, 2, jw::i64, jw::i64, "
           "4096, 128, true>");
-    CHECK(inst.vectorized);
+    CHECK(inst.vector_mode == jitwarm::gpu::VectorMode::always);
     CHECK(inst.fixed_block_threads == 128);
   }
   SUBCASE("pack_seq and unpack_seq") {
@@ -161,50 +161,56 @@ TEST_CASE(
     CHECK(
         instantiate(key).name_expression() ==
         "jw::kernels::rms_norm<jw::bf16, jw::i64, 2, float, jw::i64, jw::i32, "
-        "2, true>");
+        "2, 2>");
   }
   SUBCASE("silu_and_mul") {
     TestKey key(ks::kSiluAndMul);
     key.integer("H", JW_INT_I32, JW_INT_CLASS_ONE);
     CHECK(instantiate(key).name_expression() ==
-          "jw::kernels::silu_and_mul<float, jw::i32, jw::i32, 1, false>");
+          "jw::kernels::silu_and_mul<float, jw::i32, jw::i32, 1, 1>");
   }
 }
 
 TEST_CASE(
-    "given rms_norm keys, then 16-byte access needs every tensor "
-    "aligned and H and x_stride divisible by 16") {
-  auto vectorized_key = [] {
+    "given rms_norm keys, then 16-byte access is proven by aligned tensors "
+    "and sizes divisible by 16, checked at run time when only the tensors "
+    "are proven, and never used otherwise") {
+  using jitwarm::gpu::VectorMode;
+  auto proven_key = [] {
     TestKey key(ks::kRmsNorm);
     key.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
         .integer("x_stride", JW_INT_I32, JW_INT_CLASS_DIV16);
     return key;
   };
-  TestKey all = vectorized_key();
-  CHECK(instantiate(all).vectorized);
+  TestKey all = proven_key();
+  CHECK(instantiate(all).vector_mode == VectorMode::always);
   for (const char* tensor : {"out", "x", "weight"}) {
     CAPTURE(tensor);
-    TestKey key = vectorized_key();
+    TestKey key = proven_key();
     key.aligned(tensor, false);
-    CHECK_FALSE(instantiate(key).vectorized);
+    CHECK(instantiate(key).vector_mode == VectorMode::never);
   }
-  TestKey odd_h = vectorized_key();
+  TestKey odd_h = proven_key();
   odd_h.integer("H", JW_INT_I32, JW_INT_CLASS_NONE);
-  CHECK_FALSE(instantiate(odd_h).vectorized);
-  TestKey odd_stride = vectorized_key();
+  CHECK(instantiate(odd_h).vector_mode == VectorMode::if_sizes_allow);
+  TestKey odd_stride = proven_key();
   odd_stride.integer("x_stride", JW_INT_I64, JW_INT_CLASS_NONE);
-  CHECK_FALSE(instantiate(odd_stride).vectorized);
+  CHECK(instantiate(odd_stride).vector_mode == VectorMode::if_sizes_allow);
+  TestKey single = proven_key();
+  single.integer("H", JW_INT_I32, JW_INT_CLASS_ONE);
+  CHECK(instantiate(single).vector_mode == VectorMode::if_sizes_allow);
 }
 
 TEST_CASE(
     "given keys that differ only where the binary cannot use it, then "
     "they share one name expression") {
-  SUBCASE("alignment of an unvectorizable rms_norm") {
-    TestKey aligned(ks::kRmsNorm);
-    TestKey unaligned(ks::kRmsNorm);
-    unaligned.all_aligned(false);
-    CHECK(instantiate(aligned).name_expression() ==
-          instantiate(unaligned).name_expression());
+  SUBCASE("which tensor of rms_norm is unaligned") {
+    TestKey out_unaligned(ks::kRmsNorm);
+    out_unaligned.aligned("out", false);
+    TestKey all_unaligned(ks::kRmsNorm);
+    all_unaligned.all_aligned(false);
+    CHECK(instantiate(out_unaligned).name_expression() ==
+          instantiate(all_unaligned).name_expression());
   }
   SUBCASE("scatter_states of int32 and float32 (both 4-byte storage)") {
     TestKey ints(ks::kScatterStates);
@@ -308,5 +314,6 @@ TEST_CASE(
     CHECK(text.find(argument.reason) != std::string::npos);
   }
   CHECK(text.find("x_stride") != std::string::npos);
-  CHECK(text.find("16-byte rows") != std::string::npos);
+  CHECK(text.find("16-byte vectors if the run-time sizes allow") !=
+        std::string::npos);
 }

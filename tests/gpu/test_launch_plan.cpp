@@ -207,32 +207,38 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "given rms_norm rows, then one block per row with threads for the "
-    "row's accesses") {
-  TestKey scalar(ks::kRmsNorm);
+    "given rms_norm rows, then one block per row with about four accesses "
+    "per thread") {
+  TestKey key(ks::kRmsNorm);  // aligned, H of no class: sizes checked
   TestArgs args = rms_args(1000, 4000);
-  LaunchGeometry g = plan(scalar, args);
+  LaunchGeometry g = plan(key, args);
   CHECK(g.grid.x == 1000);
-  CHECK(g.block.x == 1024);
-  TestKey vectorized(ks::kRmsNorm);
-  vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
+  CHECK(g.block.x == 256);  // 4000 floats = 1000 vectors, 4 per thread
+  TestArgs odd = rms_args(10, 4001);
+  CHECK(plan(key, odd).block.x == 1024);  // 4001 elements, 4 per thread
+  TestKey unaligned(ks::kRmsNorm);
+  unaligned.aligned("weight", false);
+  CHECK(plan(unaligned, args).block.x == 1024);  // 4000 elements
+  TestKey proven(ks::kRmsNorm);
+  proven.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
       .integer("x_stride", JW_INT_I32, JW_INT_CLASS_DIV16);
   TestArgs vector_args = rms_args(7, 2048);
-  g = plan(vectorized, vector_args);
+  g = plan(proven, vector_args);
   CHECK(g.grid.x == 7);
-  CHECK(g.block.x == 512);  // 2048 floats = 512 vectors
+  CHECK(g.block.x == 128);  // 2048 floats = 512 vectors
   TestArgs small = rms_args(3, 5);
-  CHECK(plan(scalar, small).block.x == 32);  // at least a warp
+  CHECK(plan(key, small).block.x == 32);  // at least a warp
   TestArgs empty = rms_args(0, 64);
-  CHECK(plan(scalar, empty).empty());
+  CHECK(plan(key, empty).empty());
   // A function that allows fewer threads caps the block.
   DeviceLimits limited = h100_like();
   limited.max_threads_per_block = 384;
-  CHECK(plan(scalar, args, limited).block.x == 384);
+  TestArgs wide = rms_args(2, 40000);
+  CHECK(plan(key, wide, limited).block.x == 384);
   // Shapes that disagree with H are refused on the host.
   TestArgs wrong = rms_args(4, 100);
   wrong.integer("H", 99).integer("x_stride", 99);
-  CHECK(error_message([&] { plan(scalar, wrong); }).find("H") !=
+  CHECK(error_message([&] { plan(key, wrong); }).find("H") !=
         std::string::npos);
 }
 
@@ -250,7 +256,7 @@ TEST_CASE(
   const LaunchGeometry g = plan(key, args);
   CHECK(g.grid.x == 300);
   CHECK(g.block.x == 256);
-  CHECK(g.grid.y == 6);  // 11008 / 8 = 1376 vectors over 256 threads
+  CHECK(g.grid.y == 6);  // 11008 / 8 = 1376 vectors, one per thread per step
 }
 
 TEST_CASE(

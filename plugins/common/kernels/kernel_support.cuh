@@ -44,6 +44,17 @@ struct is_same_type<A, A> {
   static constexpr bool value = true;
 };
 
+// How a kernel may use 16-byte vectors, as the compile key allows (the host
+// picks it; kernel_instantiation.cpp):
+//   kVectorNever       a tensor is not 16-byte aligned: elements only;
+//   kVectorIfSizesAllow  every pointer is aligned, but the sizes that place
+//                      rows are not proven multiples of 16 bytes: the kernel
+//                      checks them once at run time and takes either path;
+//   kVectorAlways      aligned pointers and sizes divisible by 16 proven.
+constexpr int kVectorNever = 0;
+constexpr int kVectorIfSizesAllow = 1;
+constexpr int kVectorAlways = 2;
+
 // ---------------------------------------------------------------------------
 // 16-bit floats: storage only; arithmetic happens in float32.
 // ---------------------------------------------------------------------------
@@ -74,21 +85,27 @@ template <>
 JW_INLINE f16 from_float<f16>(float value) {
   return f16{float_to_half_bits(value)};
 }
-// Round to nearest even by integer arithmetic (cvt.rn.bf16.f32 needs sm_80;
-// this is exact on every target). NaN stays NaN (quietened).
+// Round to nearest even, NaN stays NaN (quietened): one instruction on
+// sm_80 and later, integer arithmetic elsewhere (exact on every target).
 template <>
 JW_INLINE bf16 from_float<bf16>(float value) {
+#if defined(JW_TARGET_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  u16 bits;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(value));
+  return bf16{bits};
+#else
   const u32 bits = float_bits(value);
   if ((bits & 0x7fffffffu) > 0x7f800000u) {
     return bf16{static_cast<u16>((bits >> 16) | 0x40u)};
   }
   const u32 rounding = 0x7fffu + ((bits >> 16) & 1u);
   return bf16{static_cast<u16>((bits + rounding) >> 16)};
+#endif
 }
 
 // ---------------------------------------------------------------------------
-// 16-byte vector access. Only used where the compile key proves the address
-// is 16-byte aligned (tensor alignment plus divisible-by-16 sizes).
+// 16-byte vector access. Only used where the compile key (or a run-time
+// check it allows) proves the address is 16-byte aligned.
 // ---------------------------------------------------------------------------
 constexpr int kVectorBytes = 16;
 
@@ -96,11 +113,10 @@ struct alignas(16) Bytes16 {
   u32 word[4];
 };
 
-// kVectorBytes bytes seen as elements of T.
+// Elements of T in one 16-byte vector.
 template <typename T>
-struct alignas(16) Vector {
+struct Vector {
   static constexpr int kElements = kVectorBytes / static_cast<int>(sizeof(T));
-  T element[kElements];
 };
 
 // One 128-bit store. NVVM splits a plain 16-byte aggregate store into
@@ -122,13 +138,13 @@ JW_INLINE void store_bytes16(void* address, const Bytes16& value) {
 JW_INLINE u32 element_bits(float value) {
   return float_bits(value);
 }
-JW_INLINE u16 element_bits(f16 value) {
+JW_INLINE u32 element_bits(f16 value) {
   return value.bits;
 }
-JW_INLINE u16 element_bits(bf16 value) {
+JW_INLINE u32 element_bits(bf16 value) {
   return value.bits;
 }
-JW_INLINE u8 element_bits(u8 value) {
+JW_INLINE u32 element_bits(u8 value) {
   return value;
 }
 
@@ -151,56 +167,39 @@ JW_INLINE u8 element_from_bits<u8>(u32 bits) {
   return static_cast<u8>(bits);
 }
 
-// Vectors travel as four 32-bit words assembled with shifts, so both
-// compilers emit exactly one 128-bit access (ld/st.global.v4.u32,
-// global_load/store_dwordx4); copying a Vector<T> of 16-bit structs member
-// by member lets them split it into 16-bit accesses.
-template <typename T>
-JW_INLINE Vector<T> load_vector(const T* address) {
-  constexpr int kBits = 8 * static_cast<int>(sizeof(T));
-  constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
-  static_assert(kPerWord >= 1, "elements of at most 4 bytes");
-  const Bytes16 raw = *reinterpret_cast<const Bytes16*>(address);
-  Vector<T> result;
-#pragma unroll
-  for (int k = 0; k < Vector<T>::kElements; ++k) {
-    const u32 word = raw.word[k / kPerWord];
-    result.element[k] = element_from_bits<T>(
-        kPerWord == 1 ? word : word >> (kBits * (k % kPerWord)));
-  }
-  return result;
-}
-template <typename T>
-JW_INLINE void store_vector(T* address, const Vector<T>& value) {
-  constexpr int kBits = 8 * static_cast<int>(sizeof(T));
-  constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
-  static_assert(kPerWord >= 1, "elements of at most 4 bytes");
-  Bytes16 raw = {{0u, 0u, 0u, 0u}};
-#pragma unroll
-  for (int k = 0; k < Vector<T>::kElements; ++k) {
-    const u32 bits = static_cast<u32>(element_bits(value.element[k]));
-    raw.word[k / kPerWord] |=
-        kPerWord == 1 ? bits : bits << (kBits * (k % kPerWord));
-  }
-  store_bytes16(address, raw);
-}
-
 // One element (kPerAccess = 1) or one 16-byte vector of T, so a kernel body
-// can be written once for its scalar and its vectorized instantiation.
+// is written once for its scalar and its vectorized instantiation. A vector
+// stays four 32-bit words in registers (as loaded and stored); elements are
+// shifted out and in on use. Held as an array of 16-bit structs instead, it
+// took one register per element, which cost the bf16 kernels occupancy.
 template <typename T, int kPerAccess>
 struct Access {
   static_assert(kPerAccess == Vector<T>::kElements, "a whole vector");
-  typedef Vector<T> type;
-  static JW_INLINE type load(const T* p) { return load_vector(p); }
-  static JW_INLINE void store(T* p, const type& v) { store_vector(p, v); }
-  static JW_INLINE T& element(type& v, int k) { return v.element[k]; }
-  static JW_INLINE const T& element(const type& v, int k) {
-    return v.element[k];
+  static constexpr int kBits = 8 * static_cast<int>(sizeof(T));
+  static constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
+  static_assert(kPerWord >= 1, "elements of at most 4 bytes");
+  typedef Bytes16 type;
+
+  static JW_INLINE type load(const T* p) {
+    return *reinterpret_cast<const Bytes16*>(p);
+  }
+  static JW_INLINE void store(T* p, const type& v) { store_bytes16(p, v); }
+  static JW_INLINE type zero() { return Bytes16{{0u, 0u, 0u, 0u}}; }
+  static JW_INLINE T get(const type& v, int k) {
+    const u32 word = v.word[k / kPerWord];
+    return element_from_bits<T>(
+        kPerWord == 1 ? word : word >> (kBits * (k % kPerWord)));
+  }
+  // Fills element k of a vector that started as zero().
+  static JW_INLINE void put(type& v, int k, T value) {
+    const u32 bits = element_bits(value);
+    v.word[k / kPerWord] |=
+        kPerWord == 1 ? bits : bits << (kBits * (k % kPerWord));
   }
   static JW_INLINE type splat(T value) {
-    type v;
+    type v = zero();
 #pragma unroll
-    for (int k = 0; k < kPerAccess; ++k) v.element[k] = value;
+    for (int k = 0; k < kPerAccess; ++k) put(v, k, value);
     return v;
   }
 };
@@ -209,8 +208,9 @@ struct Access<T, 1> {
   typedef T type;
   static JW_INLINE type load(const T* p) { return *p; }
   static JW_INLINE void store(T* p, const type& v) { *p = v; }
-  static JW_INLINE T& element(type& v, int) { return v; }
-  static JW_INLINE const T& element(const type& v, int) { return v; }
+  static JW_INLINE type zero() { return T{}; }
+  static JW_INLINE T get(const type& v, int) { return v; }
+  static JW_INLINE void put(type& v, int, T value) { v = value; }
   static JW_INLINE type splat(T value) { return value; }
 };
 
@@ -261,10 +261,26 @@ JW_INLINE float block_sum(float value) {
   return total;
 }
 
-// Exact integer sums (the callers add a few values per block, so the
-// shared-memory tree is cheap and independent of the warp width).
+// Exact 64-bit integer sums, reduced like the float ones (a 64-bit value
+// crosses lanes as two 32-bit halves).
 JW_INLINE i64 block_sum(i64 value) {
-  return block_sum_through_shared_memory(value);
+  if (block_threads() % kWarpSize != 0) {
+    return block_sum_through_shared_memory(value);
+  }
+  __shared__ i64 warp_sums[kMaxWarpsPerBlock];
+  for (int lane_mask = kWarpSize / 2; lane_mask > 0; lane_mask /= 2) {
+    const u64 bits = static_cast<u64>(value);
+    const u32 low = shuffle_xor(static_cast<u32>(bits), lane_mask);
+    const u32 high = shuffle_xor(static_cast<u32>(bits >> 32), lane_mask);
+    value += static_cast<i64>((static_cast<u64>(high) << 32) | low);
+  }
+  const u32 warps = block_threads() / kWarpSize;
+  if (lane_index() == 0) warp_sums[thread_index() / kWarpSize] = value;
+  block_barrier();
+  i64 total = 0;
+  for (u32 w = 0; w < warps; ++w) total += warp_sums[w];
+  block_barrier();
+  return total;
 }
 
 }  // namespace jw

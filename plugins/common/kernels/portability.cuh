@@ -194,16 +194,19 @@ JW_INLINE float float_from_bits(u32 bits) {
 }
 
 // Exchanges `value` with the lane whose index differs by `lane_mask`, in
-// every lane of a full warp (all lanes must be active).
-JW_INLINE float shuffle_xor(float value, int lane_mask) {
+// every lane of a full warp (all lanes must be active). Bit-exact.
+JW_INLINE u32 shuffle_xor(u32 value, int lane_mask) {
 #if defined(JW_TARGET_CUDA)
   return __shfl_xor_sync(0xffffffffu, value, lane_mask);
 #else
   // ds_bpermute addresses lanes in bytes and works for wave32 and wave64.
   const int source_lane = static_cast<int>(lane_index()) ^ lane_mask;
-  return float_from_bits(static_cast<u32>(__builtin_amdgcn_ds_bpermute(
-      source_lane << 2, static_cast<int>(float_bits(value)))));
+  return static_cast<u32>(
+      __builtin_amdgcn_ds_bpermute(source_lane << 2, static_cast<int>(value)));
 #endif
+}
+JW_INLINE float shuffle_xor(float value, int lane_mask) {
+  return float_from_bits(shuffle_xor(float_bits(value), lane_mask));
 }
 
 JW_INLINE float exp_f32(float value) {
