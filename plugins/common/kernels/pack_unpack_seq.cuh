@@ -4,8 +4,10 @@
 //
 // Launch: grid = (B, ceil(L_max / BLOCK_T), ceil(D / BLOCK_D)), y and z
 // capped by the host (blocks stride the tiles), kThreads threads. Block
-// (b, ty, tz) first sums lengths[0..b) (its start row) across its threads,
-// then moves the BLOCK_T x BLOCK_D tile at (ty, tz) of request b.
+// (b, ty, tz) sums lengths[0..b) (its start row) across its threads, unless
+// its tiles are all padding (pack writes pad values, unpack returns at
+// once), then moves the BLOCK_T x BLOCK_D tile at (ty, tz) of request b:
+// each thread loads all its accesses of the tile, then stores them.
 //
 // Specialization: BLOCK_T and BLOCK_D are template arguments (constant tile
 // arithmetic). kAligned says the key proved both tensors 16-byte aligned
@@ -44,26 +46,79 @@ struct Tile {
   i64 d0;         // first column of the tile
 };
 
+// Where access `i` of a tile lands, and whether it is inside the tensors.
+struct TileAccess {
+  i64 packed;   // element offset in the padded [B, L_max, D] tensor
+  i64 flat;     // element offset in the [N, D] tensor (when `real`)
+  bool inside;  // within L_max and D
+  bool real;    // a real row (t < length and the row < N), not padding
+};
+
+template <int kPerAccess, i64 kBlockD>
+JW_INLINE TileAccess locate(const Tile& tile, i64 i, i64 rows, i64 columns,
+                            i64 l_max) {
+  constexpr i64 kAccessesPerRow = kBlockD / kPerAccess;
+  const i64 t = tile.t0 + i / kAccessesPerRow;
+  const i64 d = tile.d0 + (i % kAccessesPerRow) * kPerAccess;
+  TileAccess a;
+  a.inside = t < l_max && d < columns;
+  a.packed = (tile.request * l_max + t) * columns + d;
+  const i64 row = tile.start_row + t;
+  a.real = t < tile.length && row < rows;
+  a.flat = row * columns + d;
+  return a;
+}
+
+// Up to this many accesses per thread a tile is staged in registers: all
+// loads first, then all stores, so each thread has them in flight at once.
+constexpr int kMaxStagedAccesses = 8;
+
 template <typename T, int kPerAccess, i64 kBlockT, i64 kBlockD, int kThreads,
           bool kPack>
 JW_INLINE void move_tile(const T* __restrict__ in, T* __restrict__ out,
                          const Tile& tile, i64 rows, i64 columns, i64 l_max,
                          T pad) {
   typedef Access<T, kPerAccess> A;
-  constexpr i64 kAccessesPerRow = kBlockD / kPerAccess;
+  constexpr i64 kAccesses = kBlockT * (kBlockD / kPerAccess);
+  constexpr i64 kSteps = (kAccesses + kThreads - 1) / kThreads;
   const typename A::type pad_access = A::splat(pad);
-  for (i64 i = thread_index(); i < kBlockT * kAccessesPerRow; i += kThreads) {
-    const i64 t = tile.t0 + i / kAccessesPerRow;
-    const i64 d = tile.d0 + (i % kAccessesPerRow) * kPerAccess;
-    if (t >= l_max || d >= columns) continue;
-    const i64 packed = (tile.request * l_max + t) * columns + d;
-    const i64 row = tile.start_row + t;
-    const bool real = t < tile.length && row < rows;
-    if constexpr (kPack) {
-      A::store(out + packed,
-               real ? A::load(in + row * columns + d) : pad_access);
-    } else if (real) {
-      A::store(out + row * columns + d, A::load(in + packed));
+  const i64 tid = thread_index();
+  if constexpr (kSteps <= kMaxStagedAccesses) {
+    typename A::type staged[kSteps];
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+      const i64 i = tid + step * kThreads;
+      const TileAccess a =
+          locate<kPerAccess, kBlockD>(tile, i, rows, columns, l_max);
+      if (i >= kAccesses || !a.inside) continue;
+      if constexpr (kPack) {
+        staged[step] = a.real ? A::load(in + a.flat) : pad_access;
+      } else if (a.real) {
+        staged[step] = A::load(in + a.packed);
+      }
+    }
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+      const i64 i = tid + step * kThreads;
+      const TileAccess a =
+          locate<kPerAccess, kBlockD>(tile, i, rows, columns, l_max);
+      if (i >= kAccesses || !a.inside) continue;
+      if constexpr (kPack) {
+        A::store(out + a.packed, staged[step]);
+      } else if (a.real) {
+        A::store(out + a.flat, staged[step]);
+      }
+    }
+  } else {
+    for (i64 i = tid; i < kAccesses; i += kThreads) {
+      const TileAccess a =
+          locate<kPerAccess, kBlockD>(tile, i, rows, columns, l_max);
+      if (!a.inside) continue;
+      if constexpr (kPack) {
+        A::store(out + a.packed, a.real ? A::load(in + a.flat) : pad_access);
+      } else if (a.real) {
+        A::store(out + a.flat, A::load(in + a.packed));
+      }
     }
   }
 }
@@ -80,16 +135,26 @@ JW_INLINE void move_request(const T* __restrict__ in,
                 "aligned tiles hold whole vectors");
   Tile tile;
   tile.request = block_index_x();
-  i64 partial = 0;
-  for (i64 i = thread_index(); i < tile.request; i += kThreads) {
-    partial += lengths[i];
-  }
-  tile.start_row = block_sum(partial);
   tile.length = lengths[tile.request];
+  // The block's tiles start at its lowest position: when even that is past
+  // the request's length, every tile is padding (pack) or nothing (unpack)
+  // and the start row is never used. Uniform across the block.
+  const i64 first_t = static_cast<i64>(block_index_y()) * kBlockT;
+  const bool has_real_rows = first_t < tile.length && first_t < l_max;
+  if (!kPack && !has_real_rows) return;
+  tile.start_row = 0;
+  if (has_real_rows) {
+    i64 partial = 0;
+    for (i64 i = thread_index(); i < tile.request; i += kThreads) {
+      partial += lengths[i];
+    }
+    tile.start_row = block_sum(partial);
+  }
   const bool vectors =
       kAligned && (columns * static_cast<i64>(sizeof(T))) % kVectorBytes == 0;
   for (i64 ty = block_index_y(); ty * kBlockT < l_max; ty += grid_blocks_y()) {
     tile.t0 = ty * kBlockT;
+    if (!kPack && tile.t0 >= tile.length) break;  // only padding follows
     for (i64 tz = block_index_z(); tz * kBlockD < columns;
          tz += grid_blocks_z()) {
       tile.d0 = tz * kBlockD;
