@@ -3,6 +3,7 @@
 // every CUresult.
 #include "cuda_device_driver.hpp"
 
+#include "cuda_target.hpp"
 #include "plugin_support.hpp"
 
 #include <algorithm>
@@ -241,7 +242,7 @@ std::string CudaDeviceDriver::device_arch(int32_t device) {
   check(api_->cuDeviceGetAttribute(
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
         "cuDeviceGetAttribute", where, JW_ERROR_INTERNAL);
-  return "sm_" + std::to_string(major) + std::to_string(minor);
+  return cuda_arch_for(major, minor);
 }
 
 gpu::LoadedKernel CudaDeviceDriver::load_kernel(

@@ -12,7 +12,8 @@ namespace jitwarm::cuda {
 // Throws PluginError(JW_ERROR_UNSUPPORTED) naming the accepted forms.
 gpu::GpuTarget parse_cuda_target(std::string_view text);
 
-// "cuda:sm_90" for compute capability 9.0.
+// The arch of a device of compute capability major.minor: "sm_90" for 9.0
+// (the platform's device_target prefixes "cuda:").
 std::string cuda_arch_for(int major, int minor);
 
 }  // namespace jitwarm::cuda
