@@ -220,13 +220,10 @@ void GpuBackend::launch(const jw_artifact_view& artifact,
           "the artifact's binary");
   require(artifact.entry_point != nullptr, "the artifact's entry point");
   const jw_compile_key_view& key = *artifact.key;
-  const std::string what = key_text(key);
-  const DriverStatus status = driver_->status();
-  if (!status.can_launch) {
-    throw plugin::PluginError(JW_ERROR_NO_DEVICE, description_.plugin_name +
-                                                      " cannot launch " + what +
-                                                      ": " + status.detail);
-  }
+  // The hot path: no message is built unless something fails.
+  const std::string_view what =
+      key.text != nullptr ? key.text
+                          : (key.kernel_name != nullptr ? key.kernel_name : "");
   const std::shared_ptr<const KernelInstantiation> recipe =
       launch_recipe(artifact);
   KernelArguments arguments = KernelArguments::pack(key, args);
@@ -237,17 +234,25 @@ void GpuBackend::launch(const jw_artifact_view& artifact,
   ref.format = artifact.format != nullptr ? artifact.format : "";
   ref.entry_point = artifact.entry_point;
   ref.what = what;
-  const LoadedKernel loaded =
-      driver_->load_kernel(arguments.device(), stream, ref);
-  const LaunchGeometry geometry =
-      plan_launch(*recipe, key, args, loaded.limits);
-  if (geometry.empty()) return;  // nothing to do: an empty batch
-  ConfiguredLaunch configured;
-  configured.kernel = &loaded;
-  configured.geometry = geometry;
-  configured.arguments = &arguments;
-  configured.what = what;
-  driver_->launch(configured, stream);
+  try {
+    const LoadedKernel loaded =
+        driver_->load_kernel(arguments.device(), stream, ref);
+    const LaunchGeometry geometry =
+        plan_launch(*recipe, key, args, loaded.limits);
+    if (geometry.empty()) return;  // nothing to do: an empty batch
+    ConfiguredLaunch configured;
+    configured.kernel = &loaded;
+    configured.geometry = geometry;
+    configured.arguments = &arguments;
+    configured.what = what;
+    driver_->launch(configured, stream);
+  } catch (const plugin::PluginError& error) {
+    // No driver or no device: say which launch could not run.
+    if (error.status() != JW_ERROR_NO_DEVICE) throw;
+    throw plugin::PluginError(JW_ERROR_NO_DEVICE,
+                              description_.plugin_name + " cannot launch " +
+                                  std::string(what) + ": " + error.what());
+  }
 }
 
 uint32_t GpuBackend::capabilities(std::string& detail) const {

@@ -1,6 +1,7 @@
 // CudaDeviceDriver: lazy cuInit, retained primary contexts, a module cache
-// keyed by (artifact, context), and launches/memory operations that check
-// every CUresult.
+// keyed by (artifact, context), and launches and memory operations that
+// check every CUresult. The launch path takes no mutex once a kernel is
+// loaded and builds error text only when a call fails.
 #include "cuda_device_driver.hpp"
 
 #include "cuda_target.hpp"
@@ -23,10 +24,13 @@ constexpr const char* kDriverLibrary = "libcuda.so.1";
 // context afterwards (the caller may be using the runtime API).
 class ScopedContext {
  public:
+  // `on_failure(result, call)` must throw.
+  template <typename OnFailure>
   ScopedContext(const CudaDriverApi& api, CUcontext context,
-                const std::function<void(CUresult, const char*)>& check)
+                OnFailure&& on_failure)
       : api_(api) {
-    check(api_.cuCtxPushCurrent(context), "cuCtxPushCurrent");
+    const CUresult pushed = api_.cuCtxPushCurrent(context);
+    if (pushed != CUDA_SUCCESS) on_failure(pushed, "cuCtxPushCurrent");
   }
   ~ScopedContext() {
     CUcontext popped = nullptr;
@@ -42,6 +46,10 @@ class ScopedContext {
 bool is_default_stream(void* stream) {
   return stream == nullptr || stream == static_cast<void*>(CU_STREAM_LEGACY) ||
          stream == static_cast<void*>(CU_STREAM_PER_THREAD);
+}
+
+std::string on_device(int32_t device) {
+  return "on device " + std::to_string(device);
 }
 
 }  // namespace
@@ -99,10 +107,9 @@ std::string CudaDeviceDriver::error_text(CUresult result) const {
   return out;
 }
 
-void CudaDeviceDriver::check(CUresult result, const char* call,
-                             const std::string& context,
-                             jw_status status) const {
-  if (result == CUDA_SUCCESS) return;
+void CudaDeviceDriver::fail(CUresult result, const char* call,
+                            const std::string& context,
+                            jw_status status) const {
   if (result == CUDA_ERROR_OUT_OF_MEMORY) status = JW_ERROR_OUT_OF_MEMORY;
   std::string message = std::string(call) + " failed";
   if (!context.empty()) message += " " + context;
@@ -118,11 +125,16 @@ void CudaDeviceDriver::require_initialized() {
     if (init_result_ == CUDA_SUCCESS) {
       int count = 0;
       init_result_ = api_->cuDeviceGetCount(&count);
-      device_count_ = count;
+      device_count_ = std::max(count, 0);
       api_->cuDriverGetVersion(&driver_version_);
-      std::lock_guard<std::mutex> lock(devices_mutex_);
-      primary_contexts_.assign(static_cast<std::size_t>(count), nullptr);
-      limits_.resize(static_cast<std::size_t>(count));
+      const auto devices = static_cast<std::size_t>(device_count_);
+      primary_contexts_ = std::make_unique<std::atomic<CUcontext>[]>(devices);
+      limits_ =
+          std::make_unique<std::atomic<const gpu::DeviceLimits*>[]>(devices);
+      for (std::size_t d = 0; d < devices; ++d) {
+        primary_contexts_[d].store(nullptr);
+        limits_[d].store(nullptr);
+      }
     }
     initialized_.store(true, std::memory_order_release);
   });
@@ -185,80 +197,86 @@ int32_t CudaDeviceDriver::device_count() {
 
 CUcontext CudaDeviceDriver::primary_context(int32_t device) {
   require_device(device);
+  std::atomic<CUcontext>& slot = primary_contexts_[device];
+  if (CUcontext context = slot.load(std::memory_order_acquire)) {
+    return context;
+  }
   std::lock_guard<std::mutex> lock(devices_mutex_);
-  CUcontext& context = primary_contexts_[static_cast<std::size_t>(device)];
+  CUcontext context = slot.load(std::memory_order_acquire);
   if (context == nullptr) {
+    const auto where = [&] { return "for device " + std::to_string(device); };
     CUdevice handle = 0;
-    const std::string where = "for device " + std::to_string(device);
-    check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", where,
-          JW_ERROR_NO_DEVICE);
+    check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
+          where);
     check(api_->cuDevicePrimaryCtxRetain(&context, handle),
-          "cuDevicePrimaryCtxRetain", where, JW_ERROR_NO_DEVICE);
+          "cuDevicePrimaryCtxRetain", JW_ERROR_NO_DEVICE, where);
+    slot.store(context, std::memory_order_release);
   }
   return context;
 }
 
 const gpu::DeviceLimits& CudaDeviceDriver::limits(int32_t device) {
   require_device(device);
-  std::lock_guard<std::mutex> lock(devices_mutex_);
-  std::unique_ptr<gpu::DeviceLimits>& slot =
-      limits_[static_cast<std::size_t>(device)];
-  if (slot == nullptr) {
-    CUdevice handle = 0;
-    const std::string where = "for device " + std::to_string(device);
-    check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", where,
-          JW_ERROR_NO_DEVICE);
-    auto attribute = [&](CUdevice_attribute which) {
-      int value = 0;
-      check(api_->cuDeviceGetAttribute(&value, which, handle),
-            "cuDeviceGetAttribute", where, JW_ERROR_INTERNAL);
-      return static_cast<uint32_t>(std::max(value, 1));
-    };
-    auto limits = std::make_unique<gpu::DeviceLimits>();
-    limits->multiprocessor_count =
-        attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    limits->warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-    limits->max_threads_per_block =
-        attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    limits->max_grid.x = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-    limits->max_grid.y = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-    limits->max_grid.z = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-    slot = std::move(limits);
+  std::atomic<const gpu::DeviceLimits*>& slot = limits_[device];
+  if (const gpu::DeviceLimits* known = slot.load(std::memory_order_acquire)) {
+    return *known;
   }
-  return *slot;
+  std::lock_guard<std::mutex> lock(devices_mutex_);
+  if (const gpu::DeviceLimits* known = slot.load(std::memory_order_acquire)) {
+    return *known;
+  }
+  const auto where = [&] { return "for device " + std::to_string(device); };
+  CUdevice handle = 0;
+  check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
+        where);
+  auto attribute = [&](CUdevice_attribute which) {
+    int value = 0;
+    check(api_->cuDeviceGetAttribute(&value, which, handle),
+          "cuDeviceGetAttribute", JW_ERROR_INTERNAL, where);
+    return static_cast<uint32_t>(std::max(value, 1));
+  };
+  auto limits = std::make_unique<gpu::DeviceLimits>();
+  limits->multiprocessor_count =
+      attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  limits->warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  limits->max_threads_per_block =
+      attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  limits->max_grid.x = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+  limits->max_grid.y = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  limits->max_grid.z = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  slot.store(limits.get(), std::memory_order_release);
+  limits_storage_.push_back(std::move(limits));
+  return *slot.load(std::memory_order_acquire);
 }
 
 std::string CudaDeviceDriver::device_arch(int32_t device) {
   require_device(device);
+  const auto where = [&] { return "for device " + std::to_string(device); };
   CUdevice handle = 0;
-  const std::string where = "for device " + std::to_string(device);
-  check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", where,
-        JW_ERROR_NO_DEVICE);
+  check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
+        where);
   int major = 0;
   int minor = 0;
   check(api_->cuDeviceGetAttribute(
             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
-        "cuDeviceGetAttribute", where, JW_ERROR_INTERNAL);
+        "cuDeviceGetAttribute", JW_ERROR_INTERNAL, where);
   check(api_->cuDeviceGetAttribute(
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
-        "cuDeviceGetAttribute", where, JW_ERROR_INTERNAL);
+        "cuDeviceGetAttribute", JW_ERROR_INTERNAL, where);
   return cuda_arch_for(major, minor);
 }
 
 gpu::LoadedKernel CudaDeviceDriver::load_kernel(
     int32_t device, void* stream, const gpu::ArtifactRef& artifact) {
-  const std::string what(artifact.what);
   if (artifact.format != "cubin" && artifact.format != "ptx") {
-    throw plugin::PluginError(JW_ERROR_INVALID_ARGUMENT,
-                              what +
-                                  ": the CUDA driver cannot load an artifact "
-                                  "of format '" +
-                                  std::string(artifact.format) + "'");
+    throw plugin::PluginError(
+        JW_ERROR_INVALID_ARGUMENT,
+        std::string(artifact.what) +
+            ": the CUDA driver cannot load an artifact of format '" +
+            std::string(artifact.format) + "'");
   }
   require_device(device);
-  auto checker = [&](CUresult result, const char* call) {
-    check(result, call, "for " + what, JW_ERROR_LAUNCH_FAILED);
-  };
+  const auto for_key = [&] { return "for " + std::string(artifact.what); };
 
   // The launch runs in the stream's context; the default stream means the
   // device's primary context (what the runtime API uses).
@@ -266,8 +284,8 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   if (is_default_stream(stream)) {
     context = primary_context(device);
   } else {
-    checker(api_->cuStreamGetCtx(static_cast<CUstream>(stream), &context),
-            "cuStreamGetCtx");
+    check(api_->cuStreamGetCtx(static_cast<CUstream>(stream), &context),
+          "cuStreamGetCtx", JW_ERROR_LAUNCH_FAILED, for_key);
   }
   gpu::LoadedKernel loaded;
   loaded.context = context;
@@ -288,18 +306,23 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   std::unique_lock<std::shared_mutex> lock(modules_mutex_);
   auto found = modules_.find(ModuleKey{artifact.artifact_id, context});
   if (found == modules_.end()) {
-    const ScopedContext scope(*api_, context, checker);
+    const ScopedContext scope(
+        *api_, context, [&](CUresult result, const char* call) {
+          fail(result, call, for_key(), JW_ERROR_LAUNCH_FAILED);
+        });
     if (!is_default_stream(stream)) {
       // A stream of another device's context would launch elsewhere than
       // the tensors live.
       CUdevice stream_device = 0;
       CUdevice tensor_device = 0;
-      checker(api_->cuCtxGetDevice(&stream_device), "cuCtxGetDevice");
-      checker(api_->cuDeviceGet(&tensor_device, device), "cuDeviceGet");
+      check(api_->cuCtxGetDevice(&stream_device), "cuCtxGetDevice",
+            JW_ERROR_LAUNCH_FAILED, for_key);
+      check(api_->cuDeviceGet(&tensor_device, device), "cuDeviceGet",
+            JW_ERROR_LAUNCH_FAILED, for_key);
       if (stream_device != tensor_device) {
         throw plugin::PluginError(
             JW_ERROR_INVALID_ARGUMENT,
-            what +
+            std::string(artifact.what) +
                 ": the stream belongs to another device than the tensors "
                 "(device " +
                 std::to_string(device) + ")");
@@ -314,12 +337,13 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
       if (ptx.empty() || ptx.back() != '\0') ptx.push_back('\0');
       image = ptx.data();
     }
+    const auto loading = [&] {
+      return "loading " + std::string(artifact.what) + " (" +
+             std::string(artifact.format) + ") " + on_device(device);
+    };
     LoadedModule module;
-    const std::string where = "loading " + what + " (" +
-                              std::string(artifact.format) + ") on device " +
-                              std::to_string(device);
     check(api_->cuModuleLoadData(&module.module, image), "cuModuleLoadData",
-          where, JW_ERROR_LAUNCH_FAILED);
+          JW_ERROR_LAUNCH_FAILED, loading);
     const std::string entry(artifact.entry_point);
     const CUresult got = api_->cuModuleGetFunction(
         &module.function, module.module, entry.c_str());
@@ -332,9 +356,9 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
             : got;
     if (attribute != CUDA_SUCCESS) {
       api_->cuModuleUnload(module.module);
-      check(got, "cuModuleGetFunction", "(" + entry + ") " + where,
-            JW_ERROR_LAUNCH_FAILED);
-      check(attribute, "cuFuncGetAttribute", where, JW_ERROR_LAUNCH_FAILED);
+      check(got, "cuModuleGetFunction", JW_ERROR_LAUNCH_FAILED,
+            [&] { return "(" + entry + ") " + loading(); });
+      check(attribute, "cuFuncGetAttribute", JW_ERROR_LAUNCH_FAILED, loading);
     }
     module.max_threads_per_block =
         static_cast<uint32_t>(std::max(max_threads, 1));
@@ -350,52 +374,55 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
 void CudaDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
                               void* stream) {
   require_initialized();
-  const std::string what(launch.what);
   if (launch.kernel == nullptr || launch.kernel->function == nullptr ||
       launch.arguments == nullptr) {
-    throw plugin::PluginError(JW_ERROR_INTERNAL,
-                              what + ": incomplete configured launch");
+    throw plugin::PluginError(
+        JW_ERROR_INTERNAL,
+        std::string(launch.what) + ": incomplete configured launch");
   }
-  auto checker = [&](CUresult result, const char* call) {
-    check(result, call, "for " + what, JW_ERROR_LAUNCH_FAILED);
+  const gpu::LaunchGeometry& g = launch.geometry;
+  const auto for_launch = [&] {
+    return "for " + std::string(launch.what) + " (" + g.text() + ")";
   };
   const ScopedContext scope(
-      *api_, static_cast<CUcontext>(launch.kernel->context), checker);
-  const gpu::LaunchGeometry& g = launch.geometry;
+      *api_, static_cast<CUcontext>(launch.kernel->context),
+      [&](CUresult result, const char* call) {
+        fail(result, call, for_launch(), JW_ERROR_LAUNCH_FAILED);
+      });
   check(api_->cuLaunchKernel(static_cast<CUfunction>(launch.kernel->function),
                              g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y,
                              g.block.z, g.shared_memory_bytes,
                              static_cast<CUstream>(stream),
                              launch.arguments->parameters(), nullptr),
-        "cuLaunchKernel", "for " + what + " (" + g.text() + ")",
-        JW_ERROR_LAUNCH_FAILED);
+        "cuLaunchKernel", JW_ERROR_LAUNCH_FAILED, for_launch);
 }
 
 void* CudaDeviceDriver::allocate(int32_t device, std::size_t bytes) {
   const CUcontext context = primary_context(device);
   if (bytes == 0) return nullptr;
-  const std::string where =
-      std::to_string(bytes) + " bytes on device " + std::to_string(device);
-  auto checker = [&](CUresult result, const char* call) {
-    check(result, call, where, JW_ERROR_INTERNAL);
+  const auto of_bytes = [&] {
+    return "of " + std::to_string(bytes) + " bytes " + on_device(device);
   };
-  const ScopedContext scope(*api_, context, checker);
+  const ScopedContext scope(*api_, context,
+                            [&](CUresult result, const char* call) {
+                              fail(result, call, of_bytes(), JW_ERROR_INTERNAL);
+                            });
   CUdeviceptr pointer = 0;
-  check(api_->cuMemAlloc(&pointer, bytes), "cuMemAlloc", "of " + where,
-        JW_ERROR_OUT_OF_MEMORY);
+  check(api_->cuMemAlloc(&pointer, bytes), "cuMemAlloc", JW_ERROR_OUT_OF_MEMORY,
+        of_bytes);
   return reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
 }
 
 void CudaDeviceDriver::free_memory(int32_t device, void* pointer) {
   const CUcontext context = primary_context(device);
   if (pointer == nullptr) return;
-  const std::string where = "on device " + std::to_string(device);
-  auto checker = [&](CUresult result, const char* call) {
-    check(result, call, where, JW_ERROR_INTERNAL);
-  };
-  const ScopedContext scope(*api_, context, checker);
+  const auto where = [&] { return on_device(device); };
+  const ScopedContext scope(*api_, context,
+                            [&](CUresult result, const char* call) {
+                              fail(result, call, where(), JW_ERROR_INTERNAL);
+                            });
   check(api_->cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)), "cuMemFree",
-        where, JW_ERROR_INVALID_ARGUMENT);
+        JW_ERROR_INVALID_ARGUMENT, where);
 }
 
 void CudaDeviceDriver::copy(int32_t device, void* dst, const void* src,
@@ -403,29 +430,30 @@ void CudaDeviceDriver::copy(int32_t device, void* dst, const void* src,
                             void* stream) {
   const CUcontext context = primary_context(device);
   if (bytes == 0) return;
-  const std::string where = "of " + std::to_string(bytes) +
-                            " bytes on device " + std::to_string(device);
-  auto checker = [&](CUresult result, const char* call) {
-    check(result, call, where, JW_ERROR_INTERNAL);
+  const auto of_bytes = [&] {
+    return "of " + std::to_string(bytes) + " bytes " + on_device(device);
   };
-  const ScopedContext scope(*api_, context, checker);
+  const ScopedContext scope(*api_, context,
+                            [&](CUresult result, const char* call) {
+                              fail(result, call, of_bytes(), JW_ERROR_INTERNAL);
+                            });
   const CUstream cu_stream = static_cast<CUstream>(stream);
   switch (direction) {
     case JW_COPY_HOST_TO_DEVICE:
       check(api_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src,
                                     bytes, cu_stream),
-            "cuMemcpyHtoDAsync", where, JW_ERROR_INVALID_ARGUMENT);
+            "cuMemcpyHtoDAsync", JW_ERROR_INVALID_ARGUMENT, of_bytes);
       return;
     case JW_COPY_DEVICE_TO_HOST:
       check(api_->cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src),
                                     bytes, cu_stream),
-            "cuMemcpyDtoHAsync", where, JW_ERROR_INVALID_ARGUMENT);
+            "cuMemcpyDtoHAsync", JW_ERROR_INVALID_ARGUMENT, of_bytes);
       return;
     case JW_COPY_DEVICE_TO_DEVICE:
       check(api_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst),
                                     reinterpret_cast<CUdeviceptr>(src), bytes,
                                     cu_stream),
-            "cuMemcpyDtoDAsync", where, JW_ERROR_INVALID_ARGUMENT);
+            "cuMemcpyDtoDAsync", JW_ERROR_INVALID_ARGUMENT, of_bytes);
       return;
   }
   throw plugin::PluginError(
@@ -435,18 +463,18 @@ void CudaDeviceDriver::copy(int32_t device, void* dst, const void* src,
 
 void CudaDeviceDriver::synchronize(int32_t device, void* stream) {
   const CUcontext context = primary_context(device);
-  const std::string where = "on device " + std::to_string(device);
+  const auto where = [&] { return on_device(device); };
   if (!is_default_stream(stream)) {
     check(api_->cuStreamSynchronize(static_cast<CUstream>(stream)),
-          "cuStreamSynchronize", where, JW_ERROR_LAUNCH_FAILED);
+          "cuStreamSynchronize", JW_ERROR_LAUNCH_FAILED, where);
     return;
   }
-  auto checker = [&](CUresult result, const char* call) {
-    check(result, call, where, JW_ERROR_INTERNAL);
-  };
-  const ScopedContext scope(*api_, context, checker);
-  check(api_->cuCtxSynchronize(), "cuCtxSynchronize", where,
-        JW_ERROR_LAUNCH_FAILED);
+  const ScopedContext scope(*api_, context,
+                            [&](CUresult result, const char* call) {
+                              fail(result, call, where(), JW_ERROR_INTERNAL);
+                            });
+  check(api_->cuCtxSynchronize(), "cuCtxSynchronize", JW_ERROR_LAUNCH_FAILED,
+        where);
 }
 
 void CudaDeviceDriver::release_all() {
@@ -467,13 +495,13 @@ void CudaDeviceDriver::release_all() {
     modules_.clear();
   }
   std::lock_guard<std::mutex> lock(devices_mutex_);
-  for (std::size_t device = 0; device < primary_contexts_.size(); ++device) {
-    if (primary_contexts_[device] == nullptr) continue;
+  for (int32_t device = 0; device < device_count_; ++device) {
+    if (primary_contexts_[device].load() == nullptr) continue;
     CUdevice handle = 0;
-    if (api_->cuDeviceGet(&handle, static_cast<int>(device)) == CUDA_SUCCESS) {
+    if (api_->cuDeviceGet(&handle, device) == CUDA_SUCCESS) {
       api_->cuDevicePrimaryCtxRelease(handle);
     }
-    primary_contexts_[device] = nullptr;
+    primary_contexts_[device].store(nullptr);
   }
 }
 

@@ -32,7 +32,8 @@ struct CudaDriverApi {
 #define JW_CUDA_DRIVER_FUNCTIONS(X)                                            \
   X(cuInit)                                                                    \
   X(cuDriverGetVersion)                                                        \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)     \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)                       \
       X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                      \
           X(cuDevicePrimaryCtxRelease) X(cuCtxPushCurrent) X(cuCtxPopCurrent)  \
               X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuStreamGetCtx)          \
@@ -95,10 +96,18 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   const gpu::DeviceLimits& limits(int32_t device);
   // "CUDA_ERROR_X: text".
   std::string error_text(CUresult result) const;
-  // Throws PluginError(status, "<call> failed <context>: <error>") unless
-  // CUDA_SUCCESS; out-of-memory is always JW_ERROR_OUT_OF_MEMORY.
-  void check(CUresult result, const char* call, const std::string& context,
-             jw_status status) const;
+  // Throws PluginError(status, "<call> failed <context>: <error>");
+  // out-of-memory is always JW_ERROR_OUT_OF_MEMORY.
+  [[noreturn]] void fail(CUresult result, const char* call,
+                         const std::string& context, jw_status status) const;
+  // Throws (through fail) unless CUDA_SUCCESS. `context` (a callable giving
+  // a string) only runs on failure, so the launch path builds no message
+  // when all is well.
+  template <typename Context>
+  void check(CUresult result, const char* call, jw_status status,
+             Context&& context) const {
+    if (result != CUDA_SUCCESS) fail(result, call, context(), status);
+  }
 
   gpu::DynamicLibrary library_;
   std::unique_ptr<CudaDriverApi> api_;
@@ -110,9 +119,13 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   int device_count_ = 0;
   int driver_version_ = 0;
 
-  std::mutex devices_mutex_;  // primary_contexts_, limits_
-  std::vector<CUcontext> primary_contexts_;
-  std::vector<std::unique_ptr<gpu::DeviceLimits>> limits_;
+  // Per device, filled on first use under devices_mutex_ and read without
+  // a lock afterwards (every launch reads them): arrays of device_count_
+  // entries, sized once by cuInit's call_once.
+  std::mutex devices_mutex_;
+  std::unique_ptr<std::atomic<CUcontext>[]> primary_contexts_;
+  std::unique_ptr<std::atomic<const gpu::DeviceLimits*>[]> limits_;
+  std::vector<std::unique_ptr<gpu::DeviceLimits>> limits_storage_;
 
   std::shared_mutex modules_mutex_;
   std::unordered_map<ModuleKey, LoadedModule, ModuleKeyHash> modules_;
