@@ -253,6 +253,13 @@ jw_status launch(void* user_data, const jw_artifact_view* artifact,
         std::string_view(artifact->entry_point) != entry.kernel_name) {
       invalid("launch: the artifact was not made for this kernel");
     }
+    // The artifact's key is the core's to keep valid for the call (jitwarm.h:
+    // borrowed for the call); a backend may read it here, as GPU backends do
+    // to rebuild their launch plan, so check it names this kernel.
+    if (artifact->key == nullptr || artifact->key->kernel_name == nullptr ||
+        std::string_view(artifact->key->kernel_name) != entry.kernel_name) {
+      invalid("launch: the artifact's key does not name this kernel");
+    }
     entry.run(args, num_args);
   });
 }

@@ -118,11 +118,27 @@ void flush_output() {
   std::fflush(nullptr);
 }
 
+// One line of JSON. Text from plugins (messages, logs) is not always valid
+// UTF-8: invalid bytes become U+FFFD instead of failing the result.
+std::string json_line(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // The worker's side: never returns.
 [[noreturn]] void worker_main(int fd, pid_t parent, const WorkerSetup& setup) {
   // Die with the parent, so a killed run leaves no workers behind.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(0);
+  // A crashing kernel must end the worker by its signal, so the parent can
+  // name it: drop the handlers the host process installed (a test
+  // framework's, a sanitizer's) and let nothing stay blocked.
+  for (const int crash_signal :
+       {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
+    ::signal(crash_signal, SIG_DFL);
+  }
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ItemRunner runner;
   std::string setup_error;
   try {
@@ -139,14 +155,14 @@ void flush_output() {
     if (!send_all(fd, fmt::format("start {}\n", item))) break;
     std::string reply;
     if (!setup_error.empty()) {
-      reply = "error " + nlohmann::json(setup_error).dump() + "\n";
+      reply = "error " + json_line(setup_error) + "\n";
     } else {
       try {
         const ItemOutcome outcome = runner(item);
         reply = fmt::format("done {} {}\n", outcome.replace_worker ? 1 : 0,
-                            outcome.result.dump());
+                            json_line(outcome.result));
       } catch (const std::exception& e) {
-        reply = "error " + nlohmann::json(std::string(e.what())).dump() + "\n";
+        reply = "error " + json_line(std::string(e.what())) + "\n";
       } catch (...) {
         reply = "error \"unknown exception\"\n";
       }

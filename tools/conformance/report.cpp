@@ -335,7 +335,11 @@ void write_junit(const std::string& path, const RunReport& report) {
 }
 
 void write_json(const std::string& path, const RunReport& report) {
-  write_file(path, report_json(report).dump(2) + "\n");
+  // Plugin text may hold invalid UTF-8: replace it rather than fail.
+  write_file(
+      path, report_json(report).dump(2, ' ', false,
+                                     nlohmann::json::error_handler_t::replace) +
+                "\n");
 }
 
 }  // namespace jitwarm::conformance
