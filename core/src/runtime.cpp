@@ -15,8 +15,11 @@ namespace jitwarm::detail {
 namespace {
 
 // The launch path's view of one artifact: the key in the owning
-// implementation's parameter order.
+// implementation's parameter order. It owns its key: the view points into
+// it, and it outlives every launch (the CompileKey a launch derived does not).
 struct LaunchAttachment {
+  explicit LaunchAttachment(const CompileKey& k) : key(k) {}
+  CompileKey key;
   KeyViewStorage key_view;
 };
 
@@ -358,8 +361,8 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
     };
   }
   compiler.finalize = [&](Artifact& artifact) {
-    auto attachment = std::make_shared<LaunchAttachment>();
-    make_key_view(key, impl, attachment->key_view);
+    auto attachment = std::make_shared<LaunchAttachment>(key);
+    make_key_view(attachment->key, impl, attachment->key_view);
     artifact.attachment = std::move(attachment);
   };
   return cache.get_or_compile(key, compiler);

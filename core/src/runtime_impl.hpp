@@ -129,6 +129,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
 };
 
 // Builds the view of a key an implementation receives (its parameter order).
+// The view points into `key`'s strings: keep that key alive as long as the
+// view (the launch path's copy lives in the artifact's attachment).
 struct KeyViewStorage {
   std::vector<jw_param_spec> specs;
   std::string text;

@@ -112,8 +112,18 @@ jw_status scale_compile(void*, const jw_compile_key_view* key,
 
 jw_status scale_launch(void*, const jw_artifact_view* artifact,
                        const jw_arg_value* args, uint32_t num_args, void*) {
-  if (num_args != 5)
+  if (num_args != 5) {
     return fail(JW_ERROR_INVALID_ARGUMENT, "fake: 5 arguments");
+  }
+  // The key view must stay valid for every launch of a cached artifact
+  // (under ASan a dangling view is a use-after-free here).
+  const jw_compile_key_view* key = artifact->key;
+  if (key == nullptr || std::strcmp(key->kernel_name, kScaleSchema.name) != 0 ||
+      key->num_params != 5 || std::strcmp(key->params[2].name, "n") != 0 ||
+      std::strncmp(key->target, "fake:", 5) != 0) {
+    return fail(JW_ERROR_INVALID_ARGUMENT,
+                "fake: launched with a bad key view");
+  }
   if (args[2].value.scalar.value.i > args[0].value.tensor->meta.shape[0]) {
     return fail(JW_ERROR_INVALID_ARGUMENT, "fake: n exceeds out");
   }

@@ -215,7 +215,10 @@ TEST_CASE(
       }
     });
   }
-  for (int i = 0; i < 200; ++i) r.remove(r.add(impl("override"), false));
+  // Keep overriding until the readers have really raced with it.
+  for (int i = 0; i < 200 || reads.load() < 1000; ++i) {
+    r.remove(r.add(impl("override"), false));
+  }
   stop = true;
   for (auto& t : readers) t.join();
   CHECK(reads.load() > 0);
