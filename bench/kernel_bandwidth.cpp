@@ -171,37 +171,52 @@ int main(int argc, char** argv) {
                                results.back().gbps());
     };
 
-    // rms_norm and silu_and_mul, bf16: T x H.
-    const int64_t T = scaled(16384, o.scale, 16), H = 8192;
-    if (wanted("rms_norm") || wanted("silu_and_mul")) {
-      std::vector<uint16_t> x(static_cast<std::size_t>(T * 2 * H));
-      for (auto& v : x)
-        v = static_cast<uint16_t>(0x3f00 + rng() % 0x100);  // bf16 in [0.5, 1)
-      void* dx = mem.upload(x);
-      void* dout = mem.allocate(static_cast<std::size_t>(T * H) * 2);
-      void* dw = mem.upload(std::vector<uint16_t>(H, 0x3f80));
+    // rms_norm and silu_and_mul: T x H, in bf16 and fp32.
+    const int64_t H = 8192;
+    for (const jw_dtype dtype : {JW_DTYPE_BFLOAT16, JW_DTYPE_FLOAT32}) {
+      if (!wanted("rms_norm") && !wanted("silu_and_mul")) break;
+      const std::size_t size = dtype_size(dtype);
+      const int64_t T = scaled(size == 2 ? 16384 : 8192, o.scale, 16);
+      const char* name = size == 2 ? "bf16" : "fp32";
+      // Values in [0.5, 1): bf16 bit patterns, or the same as floats.
+      std::vector<uint16_t> x16(static_cast<std::size_t>(T * 2 * H));
+      for (auto& v : x16) v = static_cast<uint16_t>(0x3f00 + rng() % 0x100);
+      std::vector<float> x32;
+      if (size == 4) {
+        x32.resize(x16.size());
+        for (std::size_t i = 0; i < x16.size(); ++i) {
+          const uint32_t bits = static_cast<uint32_t>(x16[i]) << 16;
+          std::memcpy(&x32[i], &bits, 4);
+        }
+      }
+      void* dx = size == 2 ? mem.upload(x16) : mem.upload(x32);
+      void* dout = mem.allocate(static_cast<std::size_t>(T * H) * size);
+      void* dw = size == 2 ? mem.upload(std::vector<uint16_t>(H, 0x3f80))
+                           : mem.upload(std::vector<float>(H, 1.0f));
       if (wanted("rms_norm")) {
-        jw_tensor out = device_tensor(dout, JW_DTYPE_BFLOAT16, {T, H}, dev);
-        jw_tensor xt = device_tensor(dx, JW_DTYPE_BFLOAT16, {T, H}, dev);
-        jw_tensor w = device_tensor(dw, JW_DTYPE_BFLOAT16, {H}, dev);
+        jw_tensor out = device_tensor(dout, dtype, {T, H}, dev);
+        jw_tensor xt = device_tensor(dx, dtype, {T, H}, dev);
+        jw_tensor w = device_tensor(dw, dtype, {H}, dev);
         run("vllm.model_executor.layers.layernorm.rms_norm",
-            fmt::format("bf16 [{}, {}]", T, H), 2.0 * T * H * 2 + H * 2,
+            fmt::format("{} [{}, {}]", name, T, H),
+            2.0 * T * H * size + H * size,
             {arg(out), arg(xt), arg_int(H), arg(w), arg_float(1e-6), arg_int(T),
              arg_int(H)});
       }
       if (wanted("silu_and_mul")) {
-        jw_tensor out = device_tensor(dout, JW_DTYPE_BFLOAT16, {T, H}, dev);
-        jw_tensor xt = device_tensor(dx, JW_DTYPE_BFLOAT16, {T, 2 * H}, dev);
+        jw_tensor out = device_tensor(dout, dtype, {T, H}, dev);
+        jw_tensor xt = device_tensor(dx, dtype, {T, 2 * H}, dev);
         run("vllm.model_executor.layers.activation.silu_and_mul",
-            fmt::format("bf16 [{}, 2x{}]", T, H), 3.0 * T * H * 2,
+            fmt::format("{} [{}, 2x{}]", name, T, H), 3.0 * T * H * size,
             {arg(out), arg(xt), arg_int(T), arg_int(H)});
       }
     }
 
-    // batch_memcpy: many 1 MiB copies (plus odd sizes) between two pools.
-    if (wanted("batch_memcpy")) {
-      const int64_t copies = scaled(512, o.scale);
-      const int64_t each = 1 << 20;
+    // batch_memcpy: many ~1 MiB copies, then many 4 KiB copies (some sizes
+    // not multiples of 16), between two pools.
+    for (const int64_t each : {int64_t{1} << 20, int64_t{4} << 10}) {
+      if (!wanted("batch_memcpy")) break;
+      const int64_t copies = scaled(each == (1 << 20) ? 512 : 131072, o.scale);
       char* src = static_cast<char*>(
           mem.allocate(static_cast<std::size_t>(copies * each)));
       char* dst = static_cast<char*>(
@@ -213,7 +228,7 @@ int main(int argc, char** argv) {
             static_cast<int64_t>(reinterpret_cast<uintptr_t>(src + i * each));
         d[i] = static_cast<int64_t>(
             reinterpret_cast<uintptr_t>(dst + (copies - 1 - i) * each));
-        n[i] = each - (i % 3) * 7;  // some sizes are not multiples of 16
+        n[i] = each - (i % 3) * 7;
         bytes += 2.0 * static_cast<double>(n[i]);
       }
       jw_tensor ts =
@@ -223,7 +238,7 @@ int main(int argc, char** argv) {
       jw_tensor tn =
           device_tensor(mem.upload(n), JW_DTYPE_INT64, {copies}, dev);
       run("vllm.v1.worker.mamba_utils.batch_memcpy",
-          fmt::format("{} x ~1 MiB", copies), bytes,
+          fmt::format("{} x ~{} KiB", copies, each >> 10), bytes,
           {arg(ts), arg(td), arg(tn), arg_int(copies), arg_int(1024)});
     }
 

@@ -4,22 +4,14 @@
 #include <map>
 
 #include "cli.hpp"
-#if JITWARM_HAVE_CONFORMANCE
 #include "conformance/conformance.hpp"
-#endif
 
 namespace {
 
 using Command = int (*)(const std::vector<std::string>&);
 
 int run_conformance(const std::vector<std::string>& args) {
-#if JITWARM_HAVE_CONFORMANCE
   return jitwarm::tools::run_conformance_command(args);
-#else
-  (void)args;
-  std::cerr << "jitwarm conformance: not built\n";
-  return jitwarm::cli::kExitInternal;
-#endif
 }
 
 const std::map<std::string, std::pair<Command, const char*>>& commands() {

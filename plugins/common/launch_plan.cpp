@@ -155,6 +155,25 @@ uint32_t block_threads(uint64_t accesses, const DeviceLimits& limits,
   return static_cast<uint32_t>(std::clamp<uint64_t>(wanted, warp, upper));
 }
 
+// Token-level kernels run one group of `lanes` threads per request and
+// `requests_per_block` groups per block: lanes is the power of two that covers
+// a request's tokens (at most a warp, so a group never spans warps), and the
+// block holds 256 threads.
+struct RequestGroups {
+  uint32_t lanes = 1;
+  uint32_t requests_per_block = 1;
+};
+RequestGroups request_groups(uint64_t tokens_per_request,
+                             const DeviceLimits& limits) {
+  const uint32_t warp = std::max<uint32_t>(limits.warp_size, 1);
+  uint32_t lanes = 1;
+  while (lanes < tokens_per_request && lanes < warp) lanes *= 2;
+  const uint32_t threads =
+      std::max(warp, std::min<uint32_t>(256, limits.max_threads_per_block) /
+                         warp * warp);
+  return RequestGroups{lanes, std::max<uint32_t>(1, threads / lanes)};
+}
+
 uint32_t capped(uint64_t count, uint32_t max) {
   return static_cast<uint32_t>(std::min<uint64_t>(count, max));
 }
@@ -341,6 +360,12 @@ KernelArguments KernelArguments::pack(const jw_compile_key_view& key,
         JW_ERROR_INVALID_ARGUMENT,
         std::string(params.text()) + ": no tensor argument names a device");
   }
+  // Extents a kernel needs that no schema parameter carries travel as
+  // trailing parameters (each kernel's signature documents its own):
+  // expand runs several requests per block, so it must know B.
+  if (std::string_view(key.kernel_name) == ks::kExpand) {
+    packed.push(static_cast<int64_t>(extent(params, args, ks::expand::x, 0)));
+  }
   return packed;
 }
 
@@ -370,13 +395,24 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       require_at_least(params, args, p::block_table, 0, requests, "num_reqs");
       require_at_least(params, args, p::slot_mapping, 0, max_tokens,
                        "max_num_tokens");
-      g.block.x = block_threads(256, limits, 256);
+      // A group of lanes per request sized to the mean tokens per request
+      // (max_num_tokens / num_reqs bounds it), several requests per block.
+      const RequestGroups groups = request_groups(
+          ceil_div(static_cast<uint64_t>(max_tokens),
+                   static_cast<uint64_t>(std::max<int64_t>(requests, 1))),
+          limits);
+      g.block.x = groups.lanes;
+      g.block.y = groups.requests_per_block;
+      const uint64_t request_blocks =
+          ceil_div(static_cast<uint64_t>(requests), groups.requests_per_block);
       // The padding tail [num_tokens, max_num_tokens) is not known on the
       // host; size it for the worst case, a few blocks per SM at most.
       const uint64_t tail = std::clamp<uint64_t>(
-          ceil_div(static_cast<uint64_t>(max_tokens), g.block.x * 4ull), 1,
-          2ull * limits.multiprocessor_count);
-      g.grid.x = exact_grid_x(params, p::num_reqs, requests + tail, limits);
+          ceil_div(static_cast<uint64_t>(max_tokens),
+                   uint64_t{groups.lanes} * groups.requests_per_block * 4ull),
+          1, 2ull * limits.multiprocessor_count);
+      g.grid.x = exact_grid_x(params, p::num_reqs,
+                              static_cast<int64_t>(request_blocks + tail), limits);
       break;
     }
     case GpuKernel::expand: {
@@ -397,8 +433,15 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
                       "= " + int128_text(to) + " does not fit x's dtype");
         }
       }
-      g.grid.x = exact_grid_x(params, p::x, batch, limits);
-      g.block.x = block_threads(static_cast<uint64_t>(max_tokens), limits, 256);
+      // A group of lanes per request, sized to its most tokens, and as many
+      // requests per block as fill 256 threads.
+      const RequestGroups groups = request_groups(max_tokens, limits);
+      g.block.x = groups.lanes;
+      g.block.y = groups.requests_per_block;
+      g.grid.x = exact_grid_x(
+          params, p::x, static_cast<int64_t>(ceil_div(
+                            static_cast<uint64_t>(batch), groups.requests_per_block)),
+          limits);
       break;
     }
     case GpuKernel::batch_memcpy: {
@@ -481,8 +524,17 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
                        "num_reqs + 1");
       require_at_least(params, args, p::seq_lens, 0, std::max(requests, slots),
                        "max(num_reqs, seq_lens_len)");
-      g.block.x = block_threads(256, limits, 256);
-      g.grid.x = capped(static_cast<uint64_t>(std::max(requests, slots)),
+      // Groups of lanes per request slot, sized to the mean query length
+      // (positions' extent / num_reqs bounds it); blocks stride the slots.
+      const int64_t tokens = extent(params, args, p::positions, 0);
+      const RequestGroups groups = request_groups(
+          ceil_div(static_cast<uint64_t>(std::max<int64_t>(tokens, 1)),
+                   static_cast<uint64_t>(std::max<int64_t>(requests, 1))),
+          limits);
+      g.block.x = groups.lanes;
+      g.block.y = groups.requests_per_block;
+      g.grid.x = capped(ceil_div(static_cast<uint64_t>(std::max(requests, slots)),
+                                 groups.requests_per_block),
                         limits.max_grid.x);
       break;
     }

@@ -126,9 +126,10 @@ TEST_CASE(
       .floating("replace_to", -1.25);
   KernelArguments floats =
       KernelArguments::pack(float_scalars.view(), expand.values());
-  REQUIRE(floats.count() == 5);
+  REQUIRE(floats.count() == 6);
   CHECK(slot_as<float>(floats, 3) == 0.5f);
   CHECK(slot_as<float>(floats, 4) == -1.25f);
+  CHECK(slot_as<int64_t>(floats, 5) == 3);  // B, the trailing extent
 }
 
 TEST_CASE(
@@ -312,7 +313,7 @@ TEST_CASE(
 TEST_CASE(
     "given the remaining kernels, then their grids follow the schema's "
     "launch rule") {
-  SUBCASE("compute_slot_mapping: one block per request plus the padding tail") {
+  SUBCASE("compute_slot_mapping: a lane group per request plus the padding tail") {
     TestKey key(ks::kComputeSlotMapping);
     TestArgs args(ks::kComputeSlotMapping);
     args.tensor("query_start_loc", JW_DTYPE_INT32, {9})
@@ -324,13 +325,19 @@ TEST_CASE(
         .integer("max_num_tokens", 8192)
         .integer("block_size", 16);
     const LaunchGeometry g = plan(key, args);
-    CHECK(g.block.x == 256);
-    CHECK(g.grid.x == 8 + 8);  // 8192 / (256 * 4) tail blocks
+    // 1024 tokens per request at most: a warp per request, 8 per block.
+    CHECK(g.block.x == 32);
+    CHECK(g.block.y == 8);
+    CHECK(g.grid.x == 1 + 8);  // 8 requests in one block, 8192 / (256 * 4) tail
+    args.integer("max_num_tokens", 16).integer("num_reqs", 8);
+    const LaunchGeometry decode = plan(key, args);
+    CHECK(decode.block.x == 2);  // two tokens per request: two lanes
+    CHECK(decode.block.y == 128);
     args.integer("block_size", 0);
     CHECK(error_message([&] { plan(key, args); }).find("block_size") !=
           std::string::npos);
   }
-  SUBCASE("expand: one block per request") {
+  SUBCASE("expand: a lane group per request, sized to MAX_NUM_TOKENS") {
     TestKey key(ks::kExpand);
     key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
     TestArgs args(ks::kExpand);
@@ -341,8 +348,17 @@ TEST_CASE(
         .integer("replace_to", 0)
         .constant("MAX_NUM_TOKENS", 40);
     LaunchGeometry g = plan(key, args);
-    CHECK(g.grid.x == 10);
-    CHECK(g.block.x == 64);
+    CHECK(g.block.x == 32);  // 40 tokens: a warp
+    CHECK(g.block.y == 8);
+    CHECK(g.grid.x == 2);  // 10 requests, 8 per block
+    key.constant("MAX_NUM_TOKENS", 4);
+    args.constant("MAX_NUM_TOKENS", 4);
+    g = plan(key, args);
+    CHECK(g.block.x == 4);
+    CHECK(g.block.y == 64);
+    CHECK(g.grid.x == 1);
+    key.constant("MAX_NUM_TOKENS", 40);
+    args.constant("MAX_NUM_TOKENS", 40);
     key.integer("replace_to", JW_INT_I64);
     args.integer("replace_to", int64_t{1} << 40);
     CHECK(error_message([&] { plan(key, args); }).find("replace_to") !=
@@ -376,7 +392,7 @@ TEST_CASE(
     CHECK(g.grid.x == 30);
     CHECK(g.block.x == 64);
   }
-  SUBCASE("prepare_pos_seq_lens: one block per slot up to seq_lens_len") {
+  SUBCASE("prepare_pos_seq_lens: lane groups over the slots up to seq_lens_len") {
     TestKey key(ks::kPreparePosSeqLens);
     TestArgs args(ks::kPreparePosSeqLens);
     for (const char* t : {"idx_mapping", "query_start_loc",
@@ -386,6 +402,8 @@ TEST_CASE(
     args.tensor("positions", JW_DTYPE_INT64, {1000})
         .integer("num_reqs", 5)
         .integer("seq_lens_len", 48);
-    CHECK(plan(key, args).grid.x == 48);
+    const LaunchGeometry g = plan(key, args);
+    CHECK(g.block.x == 32);  // up to 200 tokens per request: a warp
+    CHECK(g.grid.x == 6);    // 48 slots, 8 per block
   }
 }

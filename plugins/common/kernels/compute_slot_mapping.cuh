@@ -2,9 +2,11 @@
 // (KERNELS.md 1): the paged-KV-cache slot of every token, PAD (-1) past the
 // last token.
 //
-// Launch: grid.x = num_reqs + tail blocks; blocks below num_reqs each own one
-// request and stride its tokens over the threads; the tail blocks share the
-// padding range [num_tokens, max_num_tokens) (the host picks how many).
+// Launch: one group of blockDim.x lanes per request, blockDim.y requests per
+// block; grid.x = ceil(num_reqs / blockDim.y) request blocks + tail blocks.
+// A group strides its request's tokens over its lanes (the host sizes the
+// group to the mean tokens per request); the tail blocks share the padding
+// range [num_tokens, max_num_tokens) (the host picks how many).
 //
 // Specialization: block_size and block_table_stride follow their key class
 // (1 folded, multiple of 16 assumed); the four constexprs are template
@@ -31,10 +33,14 @@ __global__ void compute_slot_mapping(
                 "the host validates the constexprs");
   constexpr i64 kPad = -1;
   const i64 requests = static_cast<i64>(num_reqs);
-  const i64 program = block_index_x();
-  const i64 threads = block_threads();
+  const i64 lanes = block_threads();
+  const i64 groups = block_threads_y();
+  const i64 request_blocks = (requests + groups - 1) / groups;
+  const i64 block = block_index_x();
 
-  if (program < requests) {
+  if (block < request_blocks) {
+    const i64 program = block * groups + thread_index_y();
+    if (program >= requests) return;
     const i64 table_stride =
         static_cast<i64>(specialize<kTableStrideClass>(block_table_stride));
     const i64 bs = static_cast<i64>(specialize<kBlockSizeClass>(block_size));
@@ -43,7 +49,7 @@ __global__ void compute_slot_mapping(
     const i32* __restrict__ table_row = block_table + program * table_stride;
     const i64 first = query_start_loc[program];
     const i64 end = query_start_loc[program + 1];
-    for (i64 token = first + thread_index(); token < end; token += threads) {
+    for (i64 token = first + thread_index(); token < end; token += lanes) {
       const i64 position = positions[token];
       const i64 virtual_block = position / virtual_block_size;
       const i64 virtual_offset = position % virtual_block_size;
@@ -63,12 +69,14 @@ __global__ void compute_slot_mapping(
     return;
   }
 
-  // Padding tail, shared by the blocks past the requests.
+  // Padding tail, shared by the blocks past the requests (all their threads).
+  const i64 threads = lanes * groups;
+  const i64 thread = thread_index_y() * lanes + thread_index();
   const i64 num_tokens = query_start_loc[requests];
-  const i64 tail_program = program - requests;
-  const i64 tail_programs = static_cast<i64>(grid_blocks_x()) - requests;
+  const i64 tail_program = block - request_blocks;
+  const i64 tail_programs = static_cast<i64>(grid_blocks_x()) - request_blocks;
   const i64 limit = static_cast<i64>(max_num_tokens);
-  for (i64 token = num_tokens + tail_program * threads + thread_index();
+  for (i64 token = num_tokens + tail_program * threads + thread;
        token < limit; token += tail_programs * threads) {
     slot_mapping[token] = kPad;
   }

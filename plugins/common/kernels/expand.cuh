@@ -1,8 +1,12 @@
 // expand.cuh — vllm.v1.sample.rejection_sampler.expand (KERNELS.md 2): one
 // value per request becomes one value per token, with one value replaced.
 //
-// Launch: one block per request (grid.x = B); its threads stride the
-// request's tokens [cu_num_tokens[b-1], cu_num_tokens[b]).
+// Launch: one group of blockDim.x lanes per request, blockDim.y requests per
+// block (grid.x = ceil(B / blockDim.y)); a group's lanes stride its request's
+// tokens [cu_num_tokens[b-1], cu_num_tokens[b]). The host sizes the group to
+// MAX_NUM_TOKENS, so a block of a few tokens per request keeps every lane
+// busy and neighbouring groups write neighbouring tokens (coalesced), where a
+// block per request left most of a block idle.
 //
 // Specialization: T is x's dtype (int32, int64, float32); TReplaceFrom and
 // TReplaceTo are the C++ types the key chose for replace_from/replace_to
@@ -42,13 +46,16 @@ template <typename T, typename TReplaceFrom, typename TReplaceTo,
           i64 kMaxNumTokens>
 __global__ void expand(T* __restrict__ output, const T* __restrict__ x,
                        const i32* __restrict__ cu_num_tokens,
-                       TReplaceFrom replace_from, TReplaceTo replace_to) {
+                       TReplaceFrom replace_from, TReplaceTo replace_to,
+                       i64 batch /* x's length B, appended by the host */) {
   static_assert(is_float_type<T>::value == is_float_type<TReplaceFrom>::value &&
                     is_float_type<T>::value == is_float_type<TReplaceTo>::value,
                 "replace_from/replace_to are of x's kind (the host checks)");
   static_assert(kMaxNumTokens >= 1, "the host validates MAX_NUM_TOKENS");
 
-  const i64 request = block_index_x();
+  const i64 request =
+      static_cast<i64>(block_index_x()) * block_threads_y() + thread_index_y();
+  if (request >= batch) return;
   const i64 first = request == 0 ? 0 : cu_num_tokens[request - 1];
   const i64 end = cu_num_tokens[request];
   T value = x[request];

@@ -71,7 +71,9 @@ static_assert(sizeof(u8) == 1 && sizeof(u16) == 2 && sizeof(u32) == 4 &&
 static_assert(sizeof(void*) == 8, "64-bit device addresses");
 
 // ---------------------------------------------------------------------------
-// Indices. Every kernel of the set uses 1-D blocks; grids may be 3-D.
+// Indices. Blocks are 1-D, except the token-level kernels, which run one
+// group of blockDim.x lanes per request and blockDim.y requests per block;
+// grids may be 3-D.
 // ---------------------------------------------------------------------------
 #if defined(JW_TARGET_CUDA)
 JW_INLINE u32 thread_index() {
@@ -79,6 +81,12 @@ JW_INLINE u32 thread_index() {
 }
 JW_INLINE u32 block_threads() {
   return blockDim.x;
+}
+JW_INLINE u32 thread_index_y() {
+  return threadIdx.y;
+}
+JW_INLINE u32 block_threads_y() {
+  return blockDim.y;
 }
 JW_INLINE u32 block_index_x() {
   return blockIdx.x;
@@ -107,6 +115,12 @@ JW_INLINE u32 thread_index() {
 }
 JW_INLINE u32 block_threads() {
   return __builtin_amdgcn_workgroup_size_x();
+}
+JW_INLINE u32 thread_index_y() {
+  return __builtin_amdgcn_workitem_id_y();
+}
+JW_INLINE u32 block_threads_y() {
+  return __builtin_amdgcn_workgroup_size_y();
 }
 JW_INLINE u32 block_index_x() {
   return __builtin_amdgcn_workgroup_id_x();
