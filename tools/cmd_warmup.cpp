@@ -127,15 +127,7 @@ WarmupResult warm_in_processes(Runtime& runtime,
   std::free(line);
   std::fclose(in);
   for (pid_t pid : workers) waitpid(pid, nullptr, 0);
-  for (const auto& k : result.keys) {
-    if (k.failed) {
-      ++result.failed;
-    } else if (k.compiled) {
-      ++result.compiled;
-    } else {
-      ++result.cached;
-    }
-  }
+  result.count_outcomes();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -574,15 +574,7 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
     for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
   }
-  for (const auto& r : result.keys) {
-    if (r.failed) {
-      ++result.failed;
-    } else if (r.compiled) {
-      ++result.compiled;
-    } else {
-      ++result.cached;
-    }
-  }
+  result.count_outcomes();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -782,6 +774,19 @@ RegistrationHandle Runtime::register_kernels(
 WarmupResult Runtime::warmup(const std::vector<WarmupRequest>& requests,
                              const WarmupOptions& options) {
   return impl_->warmup(requests, options);
+}
+
+void WarmupResult::count_outcomes() {
+  compiled = cached = failed = 0;
+  for (const auto& k : keys) {
+    if (k.failed) {
+      ++failed;
+    } else if (k.compiled) {
+      ++compiled;
+    } else {
+      ++cached;
+    }
+  }
 }
 
 WarmupResult Runtime::warmup_keys(const std::vector<CompileKey>& keys,

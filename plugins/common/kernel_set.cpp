@@ -1,79 +1,23 @@
 #include "kernel_set.hpp"
 
+#include "schema_builders.hpp"
+
 #include <array>
 
 namespace jitwarm::kernel_set {
 namespace {
 
-constexpr jw_dtype_set bit(jw_dtype d) {
-  return JW_DTYPE_BIT(d);
-}
+using namespace schema_builders;
 
 constexpr jw_dtype_set kFloatActivations =
     bit(JW_DTYPE_FLOAT32) | bit(JW_DTYPE_FLOAT16) | bit(JW_DTYPE_BFLOAT16);
 
-constexpr jw_scalar no_default() {
-  return jw_scalar{JW_SCALAR_NONE, {0}};
-}
-constexpr jw_scalar int_default(int64_t v) {
-  jw_scalar s{JW_SCALAR_INT, {0}};
-  s.value.i = v;
-  return s;
-}
-
-constexpr jw_param_desc tensor(const char* name, jw_dtype_set dtypes,
-                               int32_t rank, uint32_t flags,
-                               const char* same_dtype_as = nullptr) {
-  return jw_param_desc{sizeof(jw_param_desc),
-                       nullptr,
-                       name,
-                       JW_PARAM_TENSOR,
-                       flags,
-                       dtypes,
-                       rank,
-                       no_default(),
-                       same_dtype_as};
-}
 // Inputs and outputs of the set are compact unless a stride parameter is
 // named; those have a free outer stride and a unit inner stride.
 constexpr uint32_t kCompact = JW_PARAM_CONTIGUOUS;
 constexpr uint32_t kRowStrided = JW_PARAM_INNER_CONTIGUOUS;
 constexpr uint32_t kOut = JW_PARAM_OUTPUT;
-
-constexpr jw_param_desc integer(const char* name, uint32_t flags = 0) {
-  return jw_param_desc{
-      sizeof(jw_param_desc), nullptr, name, JW_PARAM_INT, flags, 0, -1,
-      no_default(),          nullptr};
-}
 constexpr uint32_t kDns = JW_PARAM_DO_NOT_SPECIALIZE;
-
-constexpr jw_param_desc floating(const char* name) {
-  return jw_param_desc{
-      sizeof(jw_param_desc), nullptr, name, JW_PARAM_FLOAT, 0, 0, -1,
-      no_default(),          nullptr};
-}
-constexpr jw_param_desc scalar_like(const char* name, const char* tensor_name,
-                                    uint32_t flags) {
-  return jw_param_desc{
-      sizeof(jw_param_desc), nullptr,    name, JW_PARAM_SCALAR, flags, 0, -1,
-      no_default(),          tensor_name};
-}
-constexpr jw_param_desc constexpr_param(const char* name) {
-  return jw_param_desc{
-      sizeof(jw_param_desc), nullptr, name, JW_PARAM_CONSTEXPR, 0, 0, -1,
-      no_default(),          nullptr};
-}
-constexpr jw_param_desc constexpr_param(const char* name, int64_t fallback) {
-  return jw_param_desc{sizeof(jw_param_desc),
-                       nullptr,
-                       name,
-                       JW_PARAM_CONSTEXPR,
-                       JW_PARAM_HAS_DEFAULT,
-                       0,
-                       -1,
-                       int_default(fallback),
-                       nullptr};
-}
 
 // 1. compute_slot_mapping
 constexpr std::array kComputeSlotMappingParams{

@@ -3,56 +3,19 @@
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include "schema_builders.hpp"
+
 using namespace jitwarm;
 
 namespace {
 
+using namespace schema_builders;
 const jw_param_desc kParams[] = {
-    {sizeof(jw_param_desc),
-     nullptr,
-     "x",
-     JW_PARAM_TENSOR,
-     0,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_BFLOAT16),
-     1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "H",
-     JW_PARAM_INT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "big",
-     JW_PARAM_INT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "eps",
-     JW_PARAM_FLOAT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "BLOCK",
-     JW_PARAM_CONSTEXPR,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
+    tensor("x", bit(JW_DTYPE_FLOAT16) | bit(JW_DTYPE_BFLOAT16), 1),
+    integer("H"),
+    integer("big"),
+    floating("eps"),
+    constexpr_param("BLOCK"),
 };
 const jw_kernel_schema kSchema = {
     sizeof(jw_kernel_schema), nullptr, "ns.m", "", kParams, 5, ""};

@@ -8,41 +8,15 @@
 #include <thread>
 
 #include "registry.hpp"
+#include "schema_builders.hpp"
 
 using namespace jitwarm;
 using namespace jitwarm::detail;
 
 namespace {
 
-const jw_param_desc kParams[] = {
-    {sizeof(jw_param_desc),
-     nullptr,
-     "a",
-     JW_PARAM_INT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "b",
-     JW_PARAM_INT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "c",
-     JW_PARAM_FLOAT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-};
+using namespace schema_builders;
+const jw_param_desc kParams[] = {integer("a"), integer("b"), floating("c")};
 const jw_kernel_schema kSchema = {
     sizeof(jw_kernel_schema), nullptr, "ns.k", "", kParams, 3, ""};
 

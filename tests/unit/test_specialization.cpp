@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include "schema_builders.hpp"
+
 #include <array>
 
 using namespace jitwarm;
@@ -15,70 +17,18 @@ IntSpec spec(jw_int_type t, jw_int_class c) {
 
 // A schema exercising every parameter kind.
 KernelSchema test_schema() {
+  using namespace schema_builders;
+  using namespace schema_builders;
   static const jw_param_desc params[] = {
-      {sizeof(jw_param_desc),
-       nullptr,
-       "x",
-       JW_PARAM_TENSOR,
-       JW_PARAM_CONTIGUOUS,
-       JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32),
-       1,
-       {JW_SCALAR_NONE, {0}},
-       nullptr},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "y",
-       JW_PARAM_TENSOR,
-       JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT | JW_PARAM_OUTPUT,
-       0,
-       1,
-       {JW_SCALAR_NONE, {0}},
-       "x"},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "n",
-       JW_PARAM_INT,
-       0,
-       0,
-       -1,
-       {JW_SCALAR_NONE, {0}},
-       nullptr},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "count",
-       JW_PARAM_INT,
-       JW_PARAM_DO_NOT_SPECIALIZE,
-       0,
-       -1,
-       {JW_SCALAR_NONE, {0}},
-       nullptr},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "eps",
-       JW_PARAM_FLOAT,
-       0,
-       0,
-       -1,
-       {JW_SCALAR_NONE, {0}},
-       nullptr},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "fill",
-       JW_PARAM_SCALAR,
-       JW_PARAM_DO_NOT_SPECIALIZE,
-       0,
-       -1,
-       {JW_SCALAR_NONE, {0}},
-       "x"},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "BLOCK",
-       JW_PARAM_CONSTEXPR,
-       JW_PARAM_HAS_DEFAULT,
-       0,
-       -1,
-       {JW_SCALAR_INT, {128}},
-       nullptr},
+      tensor("x", bit(JW_DTYPE_FLOAT16) | bit(JW_DTYPE_FLOAT32), 1,
+             JW_PARAM_CONTIGUOUS),
+      tensor("y", 0, 1,
+             JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT | JW_PARAM_OUTPUT, "x"),
+      integer("n"),
+      integer("count", JW_PARAM_DO_NOT_SPECIALIZE),
+      floating("eps"),
+      scalar_like("fill", "x", JW_PARAM_DO_NOT_SPECIALIZE),
+      constexpr_param("BLOCK", 128),
   };
   static const jw_kernel_schema schema = {
       sizeof(jw_kernel_schema), nullptr, "test.ns.kernel", "", params, 7, ""};
@@ -202,25 +152,10 @@ TEST_CASE(
 TEST_CASE(
     "given an integer tensor, when its scalar is a float, then the key is "
     "refused") {
+  using namespace schema_builders;
   static const jw_param_desc params[] = {
-      {sizeof(jw_param_desc),
-       nullptr,
-       "x",
-       JW_PARAM_TENSOR,
-       0,
-       JW_DTYPE_BIT(JW_DTYPE_INT32) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32),
-       1,
-       {JW_SCALAR_NONE, {0}},
-       nullptr},
-      {sizeof(jw_param_desc),
-       nullptr,
-       "fill",
-       JW_PARAM_SCALAR,
-       0,
-       0,
-       -1,
-       {JW_SCALAR_NONE, {0}},
-       "x"},
+      tensor("x", bit(JW_DTYPE_INT32) | bit(JW_DTYPE_FLOAT32), 1),
+      scalar_like("fill", "x"),
   };
   static const jw_kernel_schema c = {
       sizeof(jw_kernel_schema), nullptr, "t.fill", "", params, 2, ""};

@@ -4,76 +4,24 @@
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include "schema_builders.hpp"
+
 #include <set>
 
 using namespace jitwarm;
 
 namespace {
 
+using namespace schema_builders;
 const jw_param_desc kParams[] = {
-    {sizeof(jw_param_desc),
-     nullptr,
-     "out",
-     JW_PARAM_TENSOR,
-     JW_PARAM_OUTPUT,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32),
-     1,
-     {JW_SCALAR_NONE, {0}},
-     "x"},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "x",
-     JW_PARAM_TENSOR,
-     0,
-     JW_DTYPE_BIT(JW_DTYPE_FLOAT16) | JW_DTYPE_BIT(JW_DTYPE_FLOAT32),
-     1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "H",
-     JW_PARAM_INT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "T",
-     JW_PARAM_INT,
-     JW_PARAM_DO_NOT_SPECIALIZE,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "eps",
-     JW_PARAM_FLOAT,
-     0,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     nullptr},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "fill",
-     JW_PARAM_SCALAR,
-     JW_PARAM_DO_NOT_SPECIALIZE,
-     0,
-     -1,
-     {JW_SCALAR_NONE, {0}},
-     "x"},
-    {sizeof(jw_param_desc),
-     nullptr,
-     "BLOCK",
-     JW_PARAM_CONSTEXPR,
-     JW_PARAM_HAS_DEFAULT,
-     0,
-     -1,
-     {JW_SCALAR_INT, {256}},
-     nullptr},
+    tensor("out", bit(JW_DTYPE_FLOAT16) | bit(JW_DTYPE_FLOAT32), 1,
+           JW_PARAM_OUTPUT, "x"),
+    tensor("x", bit(JW_DTYPE_FLOAT16) | bit(JW_DTYPE_FLOAT32), 1),
+    integer("H"),
+    integer("T", JW_PARAM_DO_NOT_SPECIALIZE),
+    floating("eps"),
+    scalar_like("fill", "x", JW_PARAM_DO_NOT_SPECIALIZE),
+    constexpr_param("BLOCK", 256),
 };
 const jw_kernel_schema kSchema = {
     sizeof(jw_kernel_schema), nullptr, "ns.norm", "", kParams, 7, ""};

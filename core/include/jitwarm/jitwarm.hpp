@@ -437,6 +437,8 @@ struct WarmupResult {
   std::vector<WarmupKeyResult> keys;
   std::size_t compiled = 0, cached = 0, failed = 0;
   double seconds = 0;
+  // Sets compiled, cached and failed from `keys`.
+  void count_outcomes();
 };
 
 enum class JitMonitorMode { off, warn, error };
