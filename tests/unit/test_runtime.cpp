@@ -396,3 +396,30 @@ TEST_CASE(
         "JIT compile refused");
   CHECK(jw_abi_version() == JITWARM_ABI_VERSION);
 }
+
+TEST_CASE(
+    "given JITWARM_JIT_MONITOR and JITWARM_JIT_RECORD, then the runtime takes "
+    "its monitor "
+    "from the environment") {
+  const fs::path record =
+      fs::temp_directory_path() /
+      ("jitwarm-env-record-" + std::to_string(getpid()) + ".toml");
+  fs::remove(record);
+  setenv("JITWARM_JIT_MONITOR", "error", 1);
+  setenv("JITWARM_JIT_RECORD", record.c_str(), 1);
+  {
+    Fixture f;
+    CHECK(f.runtime.jit_monitor() == JitMonitorMode::error);
+    f.runtime.seal();
+    Buffers b(8);
+    CHECK_THROWS_AS(f.runtime.kernel(kScale).launch(b.args(8, 1.0), on_fake()),
+                    Error);
+    CHECK(load_warmup_manifest(record.string()).requests.size() ==
+          1);  // recorded, refused
+  }
+  setenv("JITWARM_JIT_MONITOR", "loud", 1);
+  CHECK_THROWS_WITH(Runtime{}, doctest::Contains("JITWARM_JIT_MONITOR='loud'"));
+  unsetenv("JITWARM_JIT_MONITOR");
+  unsetenv("JITWARM_JIT_RECORD");
+  fs::remove(record);
+}
