@@ -58,8 +58,17 @@ main_job() {
       hip) for arch in gfx90a gfx942; do "$jw" warmup --manifest manifests/kernel-set.toml --target "hip:$arch" --jobs "$jobs"; done ;;
     esac
   done
-  echo "== conformance"
-  "$jw" conformance
+  echo "== conformance (compile-only for platforms without a device here)"
+  local targets
+  targets=$("$jw" plugins --json | python3 -c '
+import json, sys
+defaults = {"cuda": ["sm_90"], "hip": ["gfx90a", "gfx942"]}
+for p in json.load(sys.stdin)["platforms"]:
+    if not (p["can_launch"] and p["devices"] > 0):
+        for arch in defaults.get(p["name"], []):
+            print("--target", p["name"] + ":" + arch)')
+  # shellcheck disable=SC2086
+  "$jw" conformance --jobs "$jobs" $targets
 }
 
 # The target of device 0 when the platform can launch, else the default.
