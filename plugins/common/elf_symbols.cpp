@@ -7,8 +7,10 @@ namespace jitwarm::gpu {
 namespace {
 
 constexpr uint32_t kSectionSymtab = 2;
+constexpr uint32_t kSectionRela = 4;
 constexpr uint32_t kSectionDynsym = 11;
-constexpr std::size_t kSymbolSize = 24;  // sizeof(Elf64_Sym)
+constexpr std::size_t kSymbolSize = 24;      // sizeof(Elf64_Sym)
+constexpr std::size_t kRelocationSize = 24;  // sizeof(Elf64_Rela)
 
 template <typename T>
 bool read_at(std::string_view bytes, uint64_t offset, T& out) {
@@ -23,6 +25,28 @@ struct Section {
   uint64_t offset = 0;
   uint64_t size = 0;
 };
+
+// The string table a symbol table links to, or nullopt when out of bounds.
+std::optional<std::string_view> linked_strings(
+    std::string_view bytes, const std::vector<Section>& sections,
+    const Section& table) {
+  if (table.link >= sections.size()) return std::nullopt;
+  const Section& strings = sections[table.link];
+  if (strings.offset > bytes.size() ||
+      bytes.size() - strings.offset < strings.size) {
+    return std::nullopt;
+  }
+  return bytes.substr(strings.offset, strings.size);
+}
+
+// The NUL-terminated name at `offset` of a string table ("" past its end),
+// or nullopt when it is not terminated.
+std::optional<std::string> name_at(std::string_view names, uint32_t offset) {
+  if (offset >= names.size()) return std::string();
+  const std::size_t end = names.find('\0', offset);
+  if (end == std::string_view::npos) return std::nullopt;
+  return std::string(names.substr(offset, end - offset));
+}
 
 }  // namespace
 
@@ -60,30 +84,60 @@ std::optional<ElfImage> read_elf(std::string_view bytes) {
   }
   for (const Section& table : sections) {
     if (table.type != kSectionSymtab && table.type != kSectionDynsym) continue;
-    if (table.link >= sections.size()) return std::nullopt;
-    const Section& strings = sections[table.link];
-    if (strings.offset > bytes.size() ||
-        bytes.size() - strings.offset < strings.size) {
-      return std::nullopt;
-    }
-    const std::string_view names = bytes.substr(strings.offset, strings.size);
+    const std::optional<std::string_view> names =
+        linked_strings(bytes, sections, table);
+    if (!names) return std::nullopt;
     for (uint64_t at = 0; at + kSymbolSize <= table.size; at += kSymbolSize) {
       uint32_t name_offset = 0;
       uint8_t info = 0;
       uint16_t section_index = 0;
+      uint64_t value = 0;
       if (!read_at(bytes, table.offset + at, name_offset) ||
           !read_at(bytes, table.offset + at + 4, info) ||
-          !read_at(bytes, table.offset + at + 6, section_index)) {
+          !read_at(bytes, table.offset + at + 6, section_index) ||
+          !read_at(bytes, table.offset + at + 8, value)) {
         return std::nullopt;
       }
-      if (name_offset >= names.size()) continue;
-      const std::size_t end = names.find('\0', name_offset);
-      if (end == std::string_view::npos) return std::nullopt;
+      std::optional<std::string> name = name_at(*names, name_offset);
+      if (!name) return std::nullopt;
       ElfSymbol symbol;
-      symbol.name = std::string(names.substr(name_offset, end - name_offset));
+      symbol.name = std::move(*name);
       symbol.type = static_cast<uint8_t>(info & 0xf);
       symbol.defined = section_index != 0;
+      symbol.value = value;
       if (!symbol.name.empty()) image.symbols.push_back(std::move(symbol));
+    }
+  }
+  for (const Section& table : sections) {
+    if (table.type != kSectionRela) continue;
+    for (uint64_t at = 0; at + kRelocationSize <= table.size;
+         at += kRelocationSize) {
+      ElfRelocation relocation;
+      uint64_t info = 0;
+      if (!read_at(bytes, table.offset + at, relocation.offset) ||
+          !read_at(bytes, table.offset + at + 8, info) ||
+          !read_at(bytes, table.offset + at + 16, relocation.addend)) {
+        return std::nullopt;
+      }
+      relocation.type = static_cast<uint32_t>(info & 0xffffffffu);
+      const uint64_t symbol_index = info >> 32;
+      if (symbol_index != 0) {
+        // The symbol of the table this section links to.
+        if (table.link >= sections.size()) return std::nullopt;
+        const Section& symbols = sections[table.link];
+        const std::optional<std::string_view> names =
+            linked_strings(bytes, sections, symbols);
+        uint32_t name_offset = 0;
+        if (!names || symbol_index >= symbols.size / kSymbolSize ||
+            !read_at(bytes, symbols.offset + symbol_index * kSymbolSize,
+                     name_offset)) {
+          return std::nullopt;
+        }
+        std::optional<std::string> name = name_at(*names, name_offset);
+        if (!name) return std::nullopt;
+        relocation.symbol = std::move(*name);
+      }
+      image.relocations.push_back(std::move(relocation));
     }
   }
   return image;

@@ -1,8 +1,9 @@
-// A minimal ELF64 reader for device binaries: the machine field and the
-// symbol names. CUBINs (EM_CUDA = 190) and AMD code objects (EM_AMDGPU =
-// 224) are ELF64 little-endian. Tests check a compile produced the lowered
-// name; an out-of-process compiler (clang for HIP) finds the kernel it
-// instantiated by its symbol.
+// A minimal ELF64 reader for device binaries: the machine field, the
+// symbols (name, type, value) and the relocations with addends. CUBINs
+// (EM_CUDA = 190) and AMD code objects (EM_AMDGPU = 224) are ELF64
+// little-endian. Tests check a compile produced the lowered name; the HIP
+// plugin finds the kernel each name expression instantiated by its symbol,
+// or through the relocation of a marker that points to it.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +21,22 @@ struct ElfSymbol {
   std::string name;
   uint8_t type = 0;  // STT_* (2 = function)
   bool defined = false;
+  uint64_t value = 0;  // st_value: an address in a linked image
+};
+
+// A relocation with an explicit addend (SHT_RELA), e.g. a dynamic
+// relocation of a linked AMD code object.
+struct ElfRelocation {
+  uint64_t offset = 0;  // r_offset: the address it patches
+  uint32_t type = 0;    // ELF64_R_TYPE, machine-specific
+  std::string symbol;   // the symbol it refers to; empty for none
+  int64_t addend = 0;
 };
 
 struct ElfImage {
   uint16_t machine = 0;
   std::vector<ElfSymbol> symbols;  // from every SYMTAB and DYNSYM section
+  std::vector<ElfRelocation> relocations;  // from every RELA section
 };
 
 // std::nullopt when `bytes` is not a well-formed ELF64 little-endian image

@@ -167,7 +167,7 @@ std::string GpuBackend::describe(const jw_compile_key_view& key) const {
   text += "template arguments:\n" + instantiation.explain();
   if (compiler_ != nullptr) {
     text += "options: " + joined(compiler_->options_for(target)) + "\n";
-    text += "compiler: " + compiler_->identity() + "\n";
+    text += "compiler: " + compiler_->identity_for(target) + "\n";
   } else {
     text += "compiler: " + description_.compiler_label +
             " unavailable: " + compiler_unavailable_ + "\n";
@@ -183,7 +183,7 @@ std::string GpuBackend::fingerprint(const jw_compile_key_view& key) const {
   std::string text = "jitwarm GPU kernel fingerprint, format " +
                      std::to_string(kFingerprintFormat) + "\n";
   text += "implementation: " + description_.impl_name + "\n";
-  text += "compiler: " + compiler.identity() + "\n";
+  text += "compiler: " + compiler.identity_for(target) + "\n";
   text += "target: " + target.text + " (" + target.binary_format + ")\n";
   text += "source: " + program.source_name + " xxh128 " +
           content_hash(program.source_text) + "\n";

@@ -1,5 +1,6 @@
 // RtcCompiler: the compiler-agnostic interface to a run-time compiler
-// (NVRTC in plugins/cuda, hiprtc or an out-of-process clang in plugins/hip).
+// (NVRTC in plugins/cuda, hiprtc or an out-of-process clang, chosen per
+// target, in plugins/hip).
 // A program is one source text, the headers it includes, the name
 // expressions to instantiate and the options; the result is the binary for
 // the target, the lowered (mangled) name of each expression and the log.
@@ -51,6 +52,14 @@ class RtcCompiler {
   // Name and version, e.g. "nvrtc 13.0". Part of every fingerprint: a new
   // compiler version must not reuse binaries of the old one.
   virtual std::string identity() const = 0;
+  // The identity of the compiler that builds `target`, for fingerprints
+  // and describe(). The same as identity() unless a backend picks its
+  // compiler per target (HIP: hiprtc or clang); may throw PluginError
+  // (JW_ERROR_UNSUPPORTED) when no compiler builds the target.
+  virtual std::string identity_for(const GpuTarget& target) const {
+    static_cast<void>(target);
+    return identity();
+  }
   // The options for `target`, in the order they are passed (fingerprinted
   // and shown by describe()).
   virtual std::vector<std::string> options_for(

@@ -1,0 +1,141 @@
+// The HIP plugin's entry point: the ABI handshake (jitwarm_plugin_negotiate,
+// the one exported symbol) and register_all, which opens hiprtc (with
+// comgr's ISA list), looks for clang, opens the HIP runtime, and registers
+// the ten kernels and the "hip" platform through the shared GPU layer
+// (plugins/common/gpu_backend.hpp).
+//
+// The plugin loads and compiles on a machine with no AMD GPU and no ROCm
+// driver (the load report then says "compile-only"); it is rejected only
+// when it could neither compile nor launch.
+#include <jitwarm/jitwarm.h>
+
+#include "gpu_backend.hpp"
+#include "hip_compiler.hpp"
+#include "hip_device_driver.hpp"
+#include "hip_target.hpp"
+#include "plugin_support.hpp"
+
+#include <cstddef>
+#include <memory>
+
+JITWARM_DEFINE_PLUGIN_HOST_API()
+
+namespace jitwarm::hip {
+namespace {
+
+constexpr const char* kPluginName = "jitwarm-hip";
+constexpr const char* kPluginVersion = "0.1.0";
+
+// Created by register_all, destroyed by shutdown. Not a static object with
+// a destructor: at process exit the HIP runtime may already be torn down,
+// and unloading modules then could crash.
+gpu::GpuBackend* g_backend = nullptr;
+
+// hiprtc and clang, or nullptr with `why_not` when neither is here.
+std::unique_ptr<HipCompiler> open_compilers(std::string& why_not,
+                                            std::string& summary) {
+  std::string hiprtc_missing;
+  std::unique_ptr<HiprtcCompiler> hiprtc = HiprtcCompiler::open(hiprtc_missing);
+  std::string searched;
+  std::vector<std::string> candidates =
+      ClangHipCompiler::find_candidates(searched);
+  std::string clang_missing;
+  std::unique_ptr<ClangHipCompiler> clang;
+  if (candidates.empty()) {
+    clang_missing = "no clang found (searched " + searched + ")";
+  } else {
+    clang = std::make_unique<ClangHipCompiler>(std::move(candidates),
+                                               std::move(searched));
+  }
+  if (hiprtc == nullptr && clang == nullptr) {
+    why_not = "hiprtc: " + hiprtc_missing + "; clang: " + clang_missing;
+    summary = "no compiler (" + why_not + ")";
+    return nullptr;
+  }
+  auto compiler = std::make_unique<HipCompiler>(
+      std::move(hiprtc), std::move(hiprtc_missing), std::move(clang),
+      std::move(clang_missing));
+  summary = compiler->summary();
+  return compiler;
+}
+
+jw_status register_all(const jw_host_api* host) {
+  return plugin::guarded([&] {
+    if (host == nullptr ||
+        host->struct_size < offsetof(jw_host_api, register_platform) +
+                                sizeof(host->register_platform) ||
+        host->register_impl == nullptr || host->register_platform == nullptr) {
+      throw plugin::PluginError(JW_ERROR_ABI_MISMATCH,
+                                "jitwarm-hip: the host table lacks "
+                                "register_impl/register_platform");
+    }
+    plugin::host_api() = host;
+    if (g_backend != nullptr) {
+      throw plugin::PluginError(JW_ERROR_ALREADY_EXISTS,
+                                "jitwarm-hip: register_all called twice");
+    }
+    std::string compiler_missing;
+    std::string compiler_summary;
+    std::unique_ptr<HipCompiler> compiler =
+        open_compilers(compiler_missing, compiler_summary);
+    auto driver = std::make_unique<HipDeviceDriver>();
+    if (compiler == nullptr && !driver->library_available()) {
+      throw plugin::PluginError(
+          JW_ERROR_UNSUPPORTED,
+          "jitwarm-hip can neither compile nor launch: " + compiler_missing +
+              "; " + driver->status().detail);
+    }
+    const std::string summary = std::string(kPluginName) + ": " +
+                                compiler_summary + "; " +
+                                driver->status().detail;
+
+    gpu::GpuBackendDescription description;
+    description.plugin_name = kPluginName;
+    description.platform = "hip";
+    description.impl_name = "hip-rtc";
+    description.compiler_label = "hiprtc/clang";
+    description.parse_target = &parse_hip_target;
+    auto backend = std::make_unique<gpu::GpuBackend>(
+        std::move(description), std::move(compiler), compiler_missing,
+        std::move(driver));
+    backend->register_with(*host);
+    g_backend = backend.release();
+    plugin::log(JW_LOG_INFO, summary);
+  });
+}
+
+void shutdown() {
+  if (g_backend == nullptr) return;
+  g_backend->shutdown();
+  delete g_backend;
+  g_backend = nullptr;
+}
+
+const jw_plugin_api kPluginApi = {
+    sizeof(jw_plugin_api), nullptr,       kPluginName,
+    kPluginVersion,        &register_all, &shutdown,
+};
+
+}  // namespace
+}  // namespace jitwarm::hip
+
+extern "C" JITWARM_EXPORT jw_status
+jitwarm_plugin_negotiate(jw_plugin_negotiation* negotiation) {
+  if (negotiation == nullptr ||
+      negotiation->struct_size < offsetof(jw_plugin_negotiation, plugin) +
+                                     sizeof(negotiation->plugin)) {
+    return JW_ERROR_INVALID_ARGUMENT;
+  }
+  // This build speaks [JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION]: pick
+  // the newest version both sides speak.
+  const uint32_t version = negotiation->core_max_version < JITWARM_ABI_VERSION
+                               ? negotiation->core_max_version
+                               : JITWARM_ABI_VERSION;
+  if (version < JITWARM_ABI_VERSION_MIN ||
+      version < negotiation->core_min_version) {
+    return JW_ERROR_ABI_MISMATCH;
+  }
+  negotiation->plugin_version = version;
+  negotiation->plugin = &jitwarm::hip::kPluginApi;
+  return JW_OK;
+}
