@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace jitwarm::detail {
@@ -20,6 +22,17 @@ template <typename... Args>
 [[noreturn]] void fail(jw_status status, fmt::format_string<Args...> format,
                        Args&&... args) {
   throw Error(status, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// The integer inside an enum that arrived through the C ABI. A C caller may
+// put any value there, and loading an out-of-range value as the enum type is
+// undefined behaviour in C++, so every enum from outside is read through this
+// (and range-checked) before it is used as its type.
+template <typename Enum>
+int raw_enum(const Enum& value) {
+  std::underlying_type_t<Enum> raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<int>(raw);
 }
 
 // Runs `body`; on an exception records its message as the last error and

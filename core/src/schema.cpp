@@ -6,10 +6,6 @@
 namespace jitwarm {
 namespace {
 
-bool valid_kind(jw_param_kind kind) {
-  return kind >= JW_PARAM_TENSOR && kind <= JW_PARAM_SCALAR;
-}
-
 bool valid_kernel_name(std::string_view name) {
   if (name.empty() || name.front() == '.' || name.back() == '.') return false;
   for (char c : name) {
@@ -64,10 +60,11 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
                    "kernel schema {}: parameter name '{}' appears twice",
                    s.name_, p.name);
     }
-    if (!valid_kind(p.kind)) {
+    const int kind = detail::raw_enum(p.kind);
+    if (kind < JW_PARAM_TENSOR || kind > JW_PARAM_SCALAR) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
                    "kernel schema {}: parameter '{}' has unknown kind {}",
-                   s.name_, p.name, static_cast<int>(p.kind));
+                   s.name_, p.name, kind);
     }
     ParamDesc d;
     d.name = p.name;

@@ -103,16 +103,17 @@ TensorView tensor_of(const jw_arg_value& a, const KernelSchema& schema,
                  p.name, describe_value_kind(a));
   }
   const jw_tensor_meta& m = *v.meta;
+  const int dtype = detail::raw_enum(m.dtype);
+  if (dtype <= JW_DTYPE_INVALID || dtype >= JW_DTYPE_COUNT) {
+    detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                 "{}: parameter '{}': invalid dtype {}", schema.name(), p.name,
+                 dtype);
+  }
   if (m.struct_size < sizeof(jw_tensor_meta)) {
     detail::fail(
         JW_ERROR_INVALID_ARGUMENT,
         "{}: parameter '{}': jw_tensor_meta struct_size {} is too small",
         schema.name(), p.name, m.struct_size);
-  }
-  if (dtype_size(m.dtype) == 0) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}': invalid dtype {}", schema.name(), p.name,
-                 static_cast<int>(m.dtype));
   }
   if (p.allowed_dtypes != 0 &&
       (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
@@ -255,6 +256,21 @@ CompileKey derive_key(const KernelSchema& schema,
                    schema.name(), p.name, i, args.size());
     }
 
+    // Enums from a C caller are range-checked before use (errors.hpp).
+    const int value_kind = detail::raw_enum(a->kind);
+    if (value_kind < JW_VALUE_TENSOR || value_kind > JW_VALUE_SCALAR) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "{}: argument '{}' has unknown value kind {}", schema.name(),
+                   p.name, value_kind);
+    }
+    if (value_kind == JW_VALUE_SCALAR) {
+      const int scalar_kind = detail::raw_enum(a->value.scalar.kind);
+      if (scalar_kind < JW_SCALAR_NONE || scalar_kind > JW_SCALAR_BOOL) {
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "{}: argument '{}' has unknown scalar kind {}",
+                     schema.name(), p.name, scalar_kind);
+      }
+    }
     if (p.kind == JW_PARAM_TENSOR) {
       const TensorView t = tensor_of(*a, schema, p);
       tensor_dtypes[i] = t.meta->dtype;

@@ -5,6 +5,7 @@
 #include "schema_builders.hpp"
 
 #include <array>
+#include <cstring>
 
 using namespace jitwarm;
 
@@ -241,4 +242,32 @@ TEST_CASE(
                            arg_uint(64)};
   CHECK(derive_key(schema, as_int, "t:x", "i") ==
         derive_key(schema, as_uint, "t:x", "i"));
+}
+
+TEST_CASE(
+    "given enums a C caller filled with garbage, then each is refused, not "
+    "read as UB") {
+  const KernelSchema schema = test_schema();
+  const std::array<int64_t, 1> shape{4};
+  jw_tensor_meta m = make_tensor_meta(JW_DTYPE_FLOAT32, shape);
+  jw_tensor_meta bad_dtype = m;
+  const int garbage = 42;
+  std::memcpy(&bad_dtype.dtype, &garbage, sizeof garbage);
+  const std::array dtype_args{
+      warmup_arg(bad_dtype), warmup_arg(m), arg_int(3), arg_int(3),
+      arg_float(0),          arg_float(0)};
+  CHECK_THROWS_WITH(derive_key(schema, dtype_args, "t:x", "i"),
+                    doctest::Contains("'x': invalid dtype 42"));
+  jw_arg_value bad_kind = arg_int(3);
+  std::memcpy(&bad_kind.kind, &garbage, sizeof garbage);
+  const std::array kind_args{warmup_arg(m), warmup_arg(m), bad_kind,
+                             arg_int(3),    arg_float(0),  arg_float(0)};
+  CHECK_THROWS_WITH(derive_key(schema, kind_args, "t:x", "i"),
+                    doctest::Contains("'n' has unknown value kind 42"));
+  jw_arg_value bad_scalar = arg_int(3);
+  std::memcpy(&bad_scalar.value.scalar.kind, &garbage, sizeof garbage);
+  const std::array scalar_args{warmup_arg(m), warmup_arg(m), bad_scalar,
+                               arg_int(3),    arg_float(0),  arg_float(0)};
+  CHECK_THROWS_WITH(derive_key(schema, scalar_args, "t:x", "i"),
+                    doctest::Contains("'n' has unknown scalar kind 42"));
 }
