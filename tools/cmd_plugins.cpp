@@ -26,8 +26,8 @@ std::string param_text(const ParamDesc& p) {
     std::string dtypes;
     for (int d = 1; d < JW_DTYPE_COUNT; ++d) {
       if ((p.allowed_dtypes & JW_DTYPE_BIT(d)) != 0) {
-        dtypes += (dtypes.empty() ? "" : "|") +
-                  std::string(dtype_name(static_cast<jw_dtype>(d)));
+        if (!dtypes.empty()) dtypes += '|';
+        dtypes += dtype_name(static_cast<jw_dtype>(d));
       }
     }
     t += fmt::format("[{}]", dtypes.empty() ? "any" : dtypes);

@@ -70,8 +70,9 @@ std::string signature(const KernelSchema& schema, const ParamDesc& p,
                          static_cast<int>(spec.value_class));
     }
     case JW_PARAM_CONSTEXPR:
-      if (const auto* i = std::get_if<__int128>(&v))
-        return "c" + int128_to_string(*i);
+      if (const auto* i = std::get_if<__int128>(&v)) {
+        return fmt::format("c{}", int128_to_string(*i));
+      }
       if (const auto* d = std::get_if<double>(&v)) {
         return fmt::format("d{:x}", std::bit_cast<uint64_t>(*d));
       }

@@ -223,9 +223,13 @@ uint32_t exact_grid_x(const KeyParams& key, uint32_t param, int64_t programs,
 }  // namespace
 
 std::string LaunchGeometry::text() const {
+  // Appends rather than `"(" + ...`, which trips GCC 12's false -Wrestrict
+  // (GCC bug 105329) in optimized builds.
   auto dims = [](const Dim3& d) {
-    return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " +
-           std::to_string(d.z) + ")";
+    std::string text("(");
+    text.append(std::to_string(d.x)).append(", ").append(std::to_string(d.y));
+    text.append(", ").append(std::to_string(d.z)).append(")");
+    return text;
   };
   std::string text = "grid " + dims(grid) + " block " + dims(block);
   if (shared_memory_bytes != 0) {
