@@ -16,10 +16,11 @@
 // Clang is looked for in this order, and each target takes the first one
 // whose --print-supported-cpus lists its processor (so a newer clang,
 // installed later, does not change the binaries of targets an older one
-// already builds): $JITWARM_HIP_CLANG, clang++-19 and
-// /usr/lib/llvm-19/bin/clang++, then versions 20 to 30 alike, then
-// $ROCM_PATH/llvm/bin/clang++ and /opt/rocm/llvm/bin/clang++. Each clang
-// is asked for its version and processors once, on first use.
+// already builds): $JITWARM_HIP_CLANG, clang++-19 (in $PATH) and
+// /usr/lib/llvm-19/bin/clang++, then versions 20 to 30 alike, then a ROCm
+// install's $ROCM_PATH/llvm/bin/clang++ (/opt/rocm/llvm/bin/clang++ when
+// ROCM_PATH is unset). Each clang is asked for its version and processors
+// once, on first use.
 #pragma once
 
 #include "rtc_compiler.hpp"

@@ -39,18 +39,24 @@ struct HipRuntimeApi {
   explicit HipRuntimeApi(const gpu::DynamicLibrary& library);
   std::vector<std::string> missing() const;
 
-#define JW_HIP_RUNTIME_FUNCTIONS(X)                                     \
-  X(hipGetErrorName)                                                    \
-  X(hipGetErrorString)                                                  \
-  X(hipRuntimeGetVersion)                                               \
-  X(hipGetDeviceCount)                                                  \
-  X(hipGetDevice)                                                       \
-  X(hipSetDevice)                                                       \
-  X(hipDeviceGetAttribute)                                              \
-  X(hipGetDeviceProperties)                                             \
-  X(hipDeviceSynchronize) X(hipStreamSynchronize) X(hipModuleLoadData)  \
-      X(hipModuleUnload) X(hipModuleGetFunction) X(hipFuncGetAttribute) \
-          X(hipModuleLaunchKernel) X(hipFree) X(hipMemcpyAsync)
+#define JW_HIP_RUNTIME_FUNCTIONS(X) \
+  X(hipGetErrorName)                \
+  X(hipGetErrorString)              \
+  X(hipRuntimeGetVersion)           \
+  X(hipGetDeviceCount)              \
+  X(hipGetDevice)                   \
+  X(hipSetDevice)                   \
+  X(hipDeviceGetAttribute)          \
+  X(hipGetDeviceProperties)         \
+  X(hipDeviceSynchronize)           \
+  X(hipStreamSynchronize)           \
+  X(hipModuleLoadData)              \
+  X(hipModuleUnload)                \
+  X(hipModuleGetFunction)           \
+  X(hipFuncGetAttribute)            \
+  X(hipModuleLaunchKernel)          \
+  X(hipFree)                        \
+  X(hipMemcpyAsync)
 
 #define JW_DECLARE_HIP_FUNCTION(name) \
   gpu::LibraryFunction<decltype(&::name)> name;

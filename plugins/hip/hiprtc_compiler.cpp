@@ -6,6 +6,8 @@
 #include "hip_libraries.hpp"
 #include "plugin_support.hpp"
 
+#include <mutex>
+
 namespace jitwarm::hip {
 namespace {
 
@@ -25,6 +27,17 @@ class ProgramHandle {
   const HiprtcApi& api_;
   hiprtcProgram program_;
 };
+
+// Every hiprtc program of the process is created, compiled and destroyed
+// under this lock. Debian's hiprtc 5.2 is not thread-safe: two compiles at
+// once abort the process ("LLVM ERROR: inconsistency in registered
+// CommandLine options", or a double free), also after a first compile has
+// initialized it. Parallel warmup therefore uses worker processes
+// (`jitwarm warmup --jobs N`, the default), which do scale.
+std::mutex& hiprtc_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
 
 }  // namespace
 
@@ -152,6 +165,9 @@ gpu::CompiledProgram HiprtcCompiler::compile(
       markers
           ? program.source_text + lowered_name_markers(program.name_expressions)
           : program.source_text;
+  // Taken before the program exists, so the program is destroyed (handle's
+  // destructor) before it is released.
+  const std::lock_guard<std::mutex> one_compile_at_a_time(hiprtc_mutex());
   hiprtcProgram raw = nullptr;
   check(api_.hiprtcCreateProgram(&raw, source.c_str(),
                                  program.source_name.c_str(),

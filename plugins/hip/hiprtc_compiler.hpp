@@ -7,7 +7,9 @@
 //
 // Debian's hiprtc 5.2 aborts the process for an ISA (or feature) its comgr
 // does not know, so compile() refuses every target ID comgr does not list
-// exactly, before any hiprtc call: such a target never reaches hiprtc.
+// exactly, before any hiprtc call: such a target never reaches hiprtc. It
+// also aborts when two threads compile at once, so compiles are serialized
+// process-wide (parallel warmup uses worker processes instead).
 #pragma once
 
 #include "code_object.hpp"
@@ -38,7 +40,9 @@ struct HiprtcApi {
   X(hiprtcCompileProgram)      \
   X(hiprtcGetProgramLogSize)   \
   X(hiprtcGetProgramLog)       \
-  X(hiprtcGetLoweredName) X(hiprtcGetCodeSize) X(hiprtcGetCode)
+  X(hiprtcGetLoweredName)      \
+  X(hiprtcGetCodeSize)         \
+  X(hiprtcGetCode)
 
 #define JW_DECLARE_HIPRTC_FUNCTION(name) \
   gpu::LibraryFunction<decltype(&::name)> name;

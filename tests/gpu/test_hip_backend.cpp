@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <thread>
 
 using jitwarm::gpu::EmbeddedSource;
 using jitwarm::gpu::GpuBackend;
@@ -203,6 +204,45 @@ TEST_CASE(
     CHECK(a != b);  // two compiles, not one memo entry
     CHECK(a->binary == b->binary);
     CHECK(a->entry_point == b->entry_point);
+  }
+}
+
+TEST_CASE(
+    "given compiles for gfx90a from several threads at once, then hiprtc "
+    "takes them one at a time and every one succeeds") {
+  // Unserialized, Debian's hiprtc 5.2 aborts this process within a few
+  // concurrent compiles (LLVM option registry, double free). Small
+  // programs, so that many compiles start while others run.
+  std::string why_not;
+  const auto hiprtc = hip::HiprtcCompiler::open(why_not);
+  REQUIRE_MESSAGE(hiprtc != nullptr, why_not);
+  const gpu::GpuTarget gfx90a = hip::parse_hip_target("hip:gfx90a");
+  constexpr int kThreads = 4;
+  constexpr int kCompilesPerThread = 10;
+  std::vector<std::string> outcomes(kThreads * kCompilesPerThread);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCompilesPerThread; ++c) {
+        const int i = t * kCompilesPerThread + c;
+        gpu::RtcProgram program;
+        program.source_name = "tiny.hip";
+        program.source_text =
+            "template <int N> __global__ void tiny(int* out) { out[0] = N; }\n";
+        program.name_expressions = {"tiny<" + std::to_string(i) + ">"};
+        program.options = hiprtc->options_for(gfx90a);
+        try {
+          const gpu::CompiledProgram out = hiprtc->compile(program, gfx90a);
+          outcomes[i] = out.lowered_names.at(0);
+        } catch (const std::exception& e) {
+          outcomes[i] = std::string("error: ") + e.what();
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int i = 0; i < kThreads * kCompilesPerThread; ++i) {
+    CHECK(outcomes[i] == "_Z4tinyILi" + std::to_string(i) + "EEvPi");
   }
 }
 
