@@ -30,32 +30,24 @@ bool is_decimal(std::string_view text) {
   return true;
 }
 
-// The major version of a processor: 9 for gfx90a/gfx942, 11 for gfx1100,
-// 9 for gfx9-generic, 10 for gfx10-3-generic; nullopt when `processor` is
-// not a gfx name. A specific processor is "gfx" + major + two hex digits
-// (minor, stepping); a generic one "gfx" + major [+ "-" + minor] +
-// "-generic".
+// The major version of a processor: 9 for gfx90a/gfx942, 11 for gfx1100;
+// nullopt when `processor` is not a specific gfx processor ("gfx" + major
+// + two hex digits: minor and stepping).
 std::optional<int> processor_major(std::string_view processor) {
   if (processor.substr(0, 3) != "gfx") return std::nullopt;
-  std::string_view rest = processor.substr(3);
-  constexpr std::string_view kGeneric = "-generic";
-  if (rest.size() > kGeneric.size() &&
-      rest.substr(rest.size() - kGeneric.size()) == kGeneric) {
-    rest.remove_suffix(kGeneric.size());
-    const std::size_t dash = rest.find('-');
-    const std::string_view major = rest.substr(0, dash);
-    if (!is_decimal(major)) return std::nullopt;
-    if (dash != std::string_view::npos && !is_decimal(rest.substr(dash + 1))) {
-      return std::nullopt;
-    }
-    return std::stoi(std::string(major));
-  }
+  const std::string_view rest = processor.substr(3);
   if (rest.size() < 3 || rest.size() > 4 || !is_lower_hex(rest)) {
     return std::nullopt;
   }
   const std::string_view major = rest.substr(0, rest.size() - 2);
   if (!is_decimal(major)) return std::nullopt;
   return std::stoi(std::string(major));
+}
+
+bool is_generic(std::string_view processor) {
+  constexpr std::string_view kGeneric = "-generic";
+  return processor.size() > kGeneric.size() &&
+         processor.substr(processor.size() - kGeneric.size()) == kGeneric;
 }
 
 }  // namespace
@@ -79,6 +71,11 @@ gpu::GpuTarget parse_hip_target(std::string_view text) {
   std::string_view id = text.substr(kPlatformPrefix.size());
   const std::string_view processor = hip_processor(id);
   const std::optional<int> major = processor_major(processor);
+  if (is_generic(processor)) {
+    // clang 19 builds them only as code object v6, which it calls "still in
+    // development and not ready for production use".
+    return unsupported("generic targets are not supported; name the processor");
+  }
   if (!major) {
     return unsupported("'" + std::string(processor) +
                        "' is not an AMD GPU processor name");
