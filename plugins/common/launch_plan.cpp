@@ -415,8 +415,9 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
           ceil_div(static_cast<uint64_t>(max_tokens),
                    uint64_t{groups.lanes} * groups.requests_per_block * 4ull),
           1, 2ull * limits.multiprocessor_count);
-      g.grid.x = exact_grid_x(params, p::num_reqs,
-                              static_cast<int64_t>(request_blocks + tail), limits);
+      g.grid.x =
+          exact_grid_x(params, p::num_reqs,
+                       static_cast<int64_t>(request_blocks + tail), limits);
       break;
     }
     case GpuKernel::expand: {
@@ -443,8 +444,9 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       g.block.x = groups.lanes;
       g.block.y = groups.requests_per_block;
       g.grid.x = exact_grid_x(
-          params, p::x, static_cast<int64_t>(ceil_div(
-                            static_cast<uint64_t>(batch), groups.requests_per_block)),
+          params, p::x,
+          static_cast<int64_t>(ceil_div(static_cast<uint64_t>(batch),
+                                        groups.requests_per_block)),
           limits);
       break;
     }
@@ -537,9 +539,10 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
           limits);
       g.block.x = groups.lanes;
       g.block.y = groups.requests_per_block;
-      g.grid.x = capped(ceil_div(static_cast<uint64_t>(std::max(requests, slots)),
-                                 groups.requests_per_block),
-                        limits.max_grid.x);
+      g.grid.x =
+          capped(ceil_div(static_cast<uint64_t>(std::max(requests, slots)),
+                          groups.requests_per_block),
+                 limits.max_grid.x);
       break;
     }
     case GpuKernel::rms_norm: {

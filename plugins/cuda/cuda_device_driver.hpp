@@ -33,15 +33,15 @@ struct CudaDriverApi {
   X(cuInit)                                                                    \
   X(cuDriverGetVersion)                                                        \
   X(cuGetErrorName)                                                            \
-  X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)                       \
-      X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                      \
-          X(cuDevicePrimaryCtxRelease) X(cuCtxPushCurrent) X(cuCtxPopCurrent)  \
-              X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuStreamGetCtx)          \
-                  X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload) \
-                      X(cuModuleGetFunction) X(cuFuncGetAttribute)             \
-                          X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)         \
-                              X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)        \
-                                  X(cuMemcpyDtoDAsync)
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetAttribute)                   \
+      X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                 \
+          X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxGetDevice)             \
+              X(cuCtxSynchronize) X(cuStreamGetCtx) X(cuStreamSynchronize)     \
+                  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
+                      X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc)    \
+                          X(cuMemFree) X(cuMemcpyHtoDAsync)                    \
+                              X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)
 
 #define JW_DECLARE_DRIVER_FUNCTION(name) \
   gpu::LibraryFunction<decltype(&::name)> name;

@@ -313,7 +313,8 @@ TEST_CASE(
 TEST_CASE(
     "given the remaining kernels, then their grids follow the schema's "
     "launch rule") {
-  SUBCASE("compute_slot_mapping: a lane group per request plus the padding tail") {
+  SUBCASE(
+      "compute_slot_mapping: a lane group per request plus the padding tail") {
     TestKey key(ks::kComputeSlotMapping);
     TestArgs args(ks::kComputeSlotMapping);
     args.tensor("query_start_loc", JW_DTYPE_INT32, {9})
@@ -392,7 +393,8 @@ TEST_CASE(
     CHECK(g.grid.x == 30);
     CHECK(g.block.x == 64);
   }
-  SUBCASE("prepare_pos_seq_lens: lane groups over the slots up to seq_lens_len") {
+  SUBCASE(
+      "prepare_pos_seq_lens: lane groups over the slots up to seq_lens_len") {
     TestKey key(ks::kPreparePosSeqLens);
     TestArgs args(ks::kPreparePosSeqLens);
     for (const char* t : {"idx_mapping", "query_start_loc",

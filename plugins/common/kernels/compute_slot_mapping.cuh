@@ -76,8 +76,8 @@ __global__ void compute_slot_mapping(
   const i64 tail_program = block - request_blocks;
   const i64 tail_programs = static_cast<i64>(grid_blocks_x()) - request_blocks;
   const i64 limit = static_cast<i64>(max_num_tokens);
-  for (i64 token = num_tokens + tail_program * threads + thread;
-       token < limit; token += tail_programs * threads) {
+  for (i64 token = num_tokens + tail_program * threads + thread; token < limit;
+       token += tail_programs * threads) {
     slot_mapping[token] = kPad;
   }
 }
