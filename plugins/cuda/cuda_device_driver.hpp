@@ -29,19 +29,33 @@ struct CudaDriverApi {
   explicit CudaDriverApi(const gpu::DynamicLibrary& library);
   std::vector<std::string> missing() const;
 
-#define JW_CUDA_DRIVER_FUNCTIONS(X)                                            \
-  X(cuInit)                                                                    \
-  X(cuDriverGetVersion)                                                        \
-  X(cuGetErrorName)                                                            \
-  X(cuGetErrorString)                                                          \
-  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetAttribute)                   \
-      X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                 \
-          X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxGetDevice)             \
-              X(cuCtxSynchronize) X(cuStreamGetCtx) X(cuStreamSynchronize)     \
-                  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
-                      X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc)    \
-                          X(cuMemFree) X(cuMemcpyHtoDAsync)                    \
-                              X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)
+// One entry point per line: the only layout clang-format keeps as it is.
+#define JW_CUDA_DRIVER_FUNCTIONS(X) \
+  X(cuInit)                         \
+  X(cuDriverGetVersion)             \
+  X(cuGetErrorName)                 \
+  X(cuGetErrorString)               \
+  X(cuDeviceGetCount)               \
+  X(cuDeviceGet)                    \
+  X(cuDeviceGetAttribute)           \
+  X(cuDevicePrimaryCtxRetain)       \
+  X(cuDevicePrimaryCtxRelease)      \
+  X(cuCtxPushCurrent)               \
+  X(cuCtxPopCurrent)                \
+  X(cuCtxGetDevice)                 \
+  X(cuCtxSynchronize)               \
+  X(cuStreamGetCtx)                 \
+  X(cuStreamSynchronize)            \
+  X(cuModuleLoadData)               \
+  X(cuModuleUnload)                 \
+  X(cuModuleGetFunction)            \
+  X(cuFuncGetAttribute)             \
+  X(cuLaunchKernel)                 \
+  X(cuMemAlloc)                     \
+  X(cuMemFree)                      \
+  X(cuMemcpyHtoDAsync)              \
+  X(cuMemcpyDtoHAsync)              \
+  X(cuMemcpyDtoDAsync)
 
 #define JW_DECLARE_DRIVER_FUNCTION(name) \
   gpu::LibraryFunction<decltype(&::name)> name;
