@@ -441,4 +441,29 @@ void GpuBackend::register_with(const jw_host_api& host) {
                      "registering the " + description_.platform + " platform");
 }
 
+namespace {
+GpuBackend* g_installed_backend = nullptr;
+}  // namespace
+
+void GpuBackend::install(std::unique_ptr<GpuBackend> backend,
+                         const jw_host_api& host) {
+  if (g_installed_backend != nullptr) {
+    throw plugin::PluginError(JW_ERROR_ALREADY_EXISTS,
+                              "register_all called twice");
+  }
+  backend->register_with(host);
+  g_installed_backend = backend.release();
+}
+
+bool GpuBackend::installed() {
+  return g_installed_backend != nullptr;
+}
+
+void GpuBackend::shutdown_installed() {
+  if (g_installed_backend == nullptr) return;
+  g_installed_backend->shutdown();
+  delete g_installed_backend;
+  g_installed_backend = nullptr;
+}
+
 }  // namespace jitwarm::gpu

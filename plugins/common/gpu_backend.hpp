@@ -61,6 +61,17 @@ class GpuBackend {
   // when the host refuses one.
   void register_with(const jw_host_api& host);
 
+  // The one backend of this plugin library, between register_all and
+  // shutdown: `install` registers it with the host and keeps it; a second
+  // install is an error. Deliberately not a static object with a destructor:
+  // at process exit the vendor driver may already be torn down, and
+  // unloading modules then could crash.
+  static void install(std::unique_ptr<GpuBackend> backend,
+                      const jw_host_api& host);
+  static bool installed();
+  // Shuts the installed backend down and destroys it (plugin shutdown).
+  static void shutdown_installed();
+
   // The operations behind the C callbacks (tests call them directly).
   std::shared_ptr<const CompiledKernel> compile(const jw_compile_key_view& key);
   std::string describe(const jw_compile_key_view& key) const;

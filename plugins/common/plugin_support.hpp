@@ -6,6 +6,8 @@
 
 #include <jitwarm/jitwarm.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -73,6 +75,46 @@ inline void check_host(jw_status status, std::string_view what) {
   if (status != JW_OK) {
     throw PluginError(status, std::string(what) + " failed");
   }
+}
+
+// The version handshake as every bundled plugin answers it: the newest
+// version both sides speak, with `api` as the function table. This build
+// speaks [JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION].
+inline jw_status answer_negotiation(jw_plugin_negotiation* negotiation,
+                                    const jw_plugin_api* api) noexcept {
+  if (negotiation == nullptr ||
+      negotiation->struct_size < offsetof(jw_plugin_negotiation, plugin) +
+                                     sizeof(negotiation->plugin)) {
+    return JW_ERROR_INVALID_ARGUMENT;
+  }
+  const uint32_t version = negotiation->core_max_version < JITWARM_ABI_VERSION
+                               ? negotiation->core_max_version
+                               : JITWARM_ABI_VERSION;
+  if (version < JITWARM_ABI_VERSION_MIN ||
+      version < negotiation->core_min_version) {
+    // Tell the core which version we would need (its report shows both).
+    negotiation->plugin_version = JITWARM_ABI_VERSION_MIN;
+    return JW_ERROR_ABI_MISMATCH;
+  }
+  negotiation->plugin_version = version;
+  negotiation->plugin = api;
+  return JW_OK;
+}
+
+// Checks that the host table has what registration needs, and keeps it.
+inline void accept_host_table(const jw_host_api* host,
+                              std::string_view plugin_name) {
+  if (host == nullptr ||
+      host->struct_size < offsetof(jw_host_api, register_platform) +
+                              sizeof(host->register_platform) ||
+      host->define_schema == nullptr || host->register_impl == nullptr ||
+      host->register_platform == nullptr) {
+    throw PluginError(JW_ERROR_ABI_MISMATCH,
+                      std::string(plugin_name) +
+                          ": the host table lacks define_schema/"
+                          "register_impl/register_platform");
+  }
+  host_api() = host;
 }
 
 }  // namespace jitwarm::plugin

@@ -26,11 +26,6 @@ namespace {
 constexpr const char* kPluginName = "jitwarm-hip";
 constexpr const char* kPluginVersion = "0.1.0";
 
-// Created by register_all, destroyed by shutdown. Not a static object with
-// a destructor: at process exit the HIP runtime may already be torn down,
-// and unloading modules then could crash.
-gpu::GpuBackend* g_backend = nullptr;
-
 // hiprtc and clang, or nullptr with `why_not` when neither is here.
 std::unique_ptr<HipCompiler> open_compilers(std::string& why_not,
                                             std::string& summary) {
@@ -61,16 +56,8 @@ std::unique_ptr<HipCompiler> open_compilers(std::string& why_not,
 
 jw_status register_all(const jw_host_api* host) {
   return plugin::guarded([&] {
-    if (host == nullptr ||
-        host->struct_size < offsetof(jw_host_api, register_platform) +
-                                sizeof(host->register_platform) ||
-        host->register_impl == nullptr || host->register_platform == nullptr) {
-      throw plugin::PluginError(JW_ERROR_ABI_MISMATCH,
-                                "jitwarm-hip: the host table lacks "
-                                "register_impl/register_platform");
-    }
-    plugin::host_api() = host;
-    if (g_backend != nullptr) {
+    plugin::accept_host_table(host, kPluginName);
+    if (gpu::GpuBackend::installed()) {
       throw plugin::PluginError(JW_ERROR_ALREADY_EXISTS,
                                 "jitwarm-hip: register_all called twice");
     }
@@ -98,17 +85,13 @@ jw_status register_all(const jw_host_api* host) {
     auto backend = std::make_unique<gpu::GpuBackend>(
         std::move(description), std::move(compiler), compiler_missing,
         std::move(driver));
-    backend->register_with(*host);
-    g_backend = backend.release();
+    gpu::GpuBackend::install(std::move(backend), *host);
     plugin::log(JW_LOG_INFO, summary);
   });
 }
 
 void shutdown() {
-  if (g_backend == nullptr) return;
-  g_backend->shutdown();
-  delete g_backend;
-  g_backend = nullptr;
+  gpu::GpuBackend::shutdown_installed();
 }
 
 const jw_plugin_api kPluginApi = {
@@ -121,21 +104,6 @@ const jw_plugin_api kPluginApi = {
 
 extern "C" JITWARM_EXPORT jw_status
 jitwarm_plugin_negotiate(jw_plugin_negotiation* negotiation) {
-  if (negotiation == nullptr ||
-      negotiation->struct_size < offsetof(jw_plugin_negotiation, plugin) +
-                                     sizeof(negotiation->plugin)) {
-    return JW_ERROR_INVALID_ARGUMENT;
-  }
-  // This build speaks [JITWARM_ABI_VERSION_MIN, JITWARM_ABI_VERSION]: pick
-  // the newest version both sides speak.
-  const uint32_t version = negotiation->core_max_version < JITWARM_ABI_VERSION
-                               ? negotiation->core_max_version
-                               : JITWARM_ABI_VERSION;
-  if (version < JITWARM_ABI_VERSION_MIN ||
-      version < negotiation->core_min_version) {
-    return JW_ERROR_ABI_MISMATCH;
-  }
-  negotiation->plugin_version = version;
-  negotiation->plugin = &jitwarm::hip::kPluginApi;
-  return JW_OK;
+  return jitwarm::plugin::answer_negotiation(negotiation,
+                                             &jitwarm::hip::kPluginApi);
 }
