@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -451,6 +452,41 @@ CommandResult run_command(const std::string& command) {
   const int status = pclose(pipe);
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+DlopenedPlugin::DlopenedPlugin(const char* path) {
+  handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    dlopen_error = why != nullptr ? why : "dlopen failed";
+    return;
+  }
+  negotiate = reinterpret_cast<jw_plugin_negotiate_fn>(
+      dlsym(handle, JITWARM_PLUGIN_ENTRY_SYMBOL));
+  if (negotiate == nullptr) return;
+  jw_plugin_negotiation n{};
+  n.struct_size = sizeof(n);
+  n.core_max_version = JITWARM_ABI_VERSION;
+  n.core_min_version = JITWARM_ABI_VERSION_MIN;
+  if (negotiate(&n) != JW_OK) return;
+  api = n.plugin;
+  registered = api->register_all(host.api());
+}
+
+DlopenedPlugin::~DlopenedPlugin() {
+  if (api != nullptr && api->shutdown != nullptr) api->shutdown();
+}
+
+DlopenedPlugin& dlopened_plugin(const char* path) {
+  static std::map<std::string, std::unique_ptr<DlopenedPlugin>> loaded;
+  auto& slot = loaded[path];
+  if (!slot) slot = std::make_unique<DlopenedPlugin>(path);
+  DlopenedPlugin& plugin = *slot;
+  REQUIRE_MESSAGE(plugin.handle != nullptr, "dlopen: " << plugin.dlopen_error);
+  REQUIRE((plugin.negotiate != nullptr));
+  REQUIRE(plugin.api != nullptr);
+  REQUIRE_MESSAGE(plugin.registered == JW_OK, plugin.host.last_error);
+  return plugin;
 }
 
 }  // namespace jitwarm::gpu_test

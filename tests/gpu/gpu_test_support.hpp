@@ -121,4 +121,25 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command);
 
+// A plugin library dlopen'ed, negotiated and registered with a FakeHost, as
+// the core would load it: once per process, and never dlclosed (the vendor
+// libraries' own teardown at exit is the safer order).
+struct DlopenedPlugin {
+  void* handle = nullptr;
+  jw_plugin_negotiate_fn negotiate = nullptr;
+  const jw_plugin_api* api = nullptr;
+  FakeHost host;
+  jw_status registered = JW_ERROR_INTERNAL;
+  std::string dlopen_error;
+
+  explicit DlopenedPlugin(const char* path);
+  ~DlopenedPlugin();
+  DlopenedPlugin(const DlopenedPlugin&) = delete;
+  DlopenedPlugin& operator=(const DlopenedPlugin&) = delete;
+};
+
+// The plugin at `path`, loaded on first use and kept for the test
+// executable; REQUIREs that it loaded, negotiated and registered.
+DlopenedPlugin& dlopened_plugin(const char* path);
+
 }  // namespace jitwarm::gpu_test

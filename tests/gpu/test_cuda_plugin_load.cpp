@@ -20,42 +20,10 @@ namespace ks = jitwarm::kernel_set;
 
 namespace {
 
-// The plugin, loaded once for the whole test executable (as the core
-// would: one load per process).
-struct LoadedPlugin {
-  void* handle = nullptr;
-  jw_plugin_negotiate_fn negotiate = nullptr;
-  const jw_plugin_api* api = nullptr;
-  FakeHost host;
-  jw_status registered = JW_ERROR_INTERNAL;
+using jitwarm::gpu_test::DlopenedPlugin;
 
-  LoadedPlugin() {
-    handle = dlopen(JW_CUDA_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return;
-    negotiate = reinterpret_cast<jw_plugin_negotiate_fn>(
-        dlsym(handle, JITWARM_PLUGIN_ENTRY_SYMBOL));
-    if (negotiate == nullptr) return;
-    jw_plugin_negotiation n{};
-    n.struct_size = sizeof(n);
-    n.core_max_version = JITWARM_ABI_VERSION;
-    n.core_min_version = JITWARM_ABI_VERSION_MIN;
-    if (negotiate(&n) != JW_OK) return;
-    api = n.plugin;
-    registered = api->register_all(host.api());
-  }
-  ~LoadedPlugin() {
-    if (api != nullptr && api->shutdown != nullptr) api->shutdown();
-    // Not dlclosed: libnvrtc's own teardown at exit is the safer order.
-  }
-};
-
-LoadedPlugin& plugin() {
-  static LoadedPlugin loaded;
-  REQUIRE_MESSAGE(loaded.handle != nullptr, "dlopen: " << dlerror());
-  REQUIRE((loaded.negotiate != nullptr));
-  REQUIRE(loaded.api != nullptr);
-  REQUIRE_MESSAGE(loaded.registered == JW_OK, loaded.host.last_error);
-  return loaded;
+DlopenedPlugin& plugin() {
+  return jitwarm::gpu_test::dlopened_plugin(JW_CUDA_PLUGIN_PATH);
 }
 
 bool machine_has_cuda_driver() {
@@ -99,7 +67,7 @@ TEST_CASE(
 }
 
 TEST_CASE("given ABI versions, then the handshake picks version 1 or refuses") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   jw_plugin_negotiation n{};
   n.struct_size = sizeof(n);
   n.core_max_version = 7;
@@ -115,7 +83,7 @@ TEST_CASE("given ABI versions, then the handshake picks version 1 or refuses") {
 TEST_CASE(
     "given registration, then the ten kernels and the cuda platform "
     "are registered, and no schema is defined") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   CHECK(p.host.schemas.empty());  // the reference plugin defines them
   REQUIRE(p.host.impls.size() == ks::schemas().size());
   for (const jw_kernel_schema& schema : ks::schemas()) {
@@ -137,7 +105,7 @@ TEST_CASE(
 }
 
 TEST_CASE("given no CUDA driver, then the load report says compile-only") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   REQUIRE(p.host.platforms.size() == 1);
   const jw_platform_desc& platform = p.host.platforms[0];
   uint32_t flags = 0;
@@ -166,7 +134,7 @@ TEST_CASE("given no CUDA driver, then the load report says compile-only") {
 }
 
 TEST_CASE("given a key, then the compile callback emits one CUBIN artifact") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kScatterStates);
   REQUIRE(impl != nullptr);
   TestKey key(ks::kScatterStates);
@@ -201,7 +169,7 @@ TEST_CASE("given a key, then the compile callback emits one CUBIN artifact") {
 TEST_CASE(
     "given misuse through the C ABI, then statuses and the host's "
     "error message say what went wrong") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kRmsNorm);
   REQUIRE(impl != nullptr);
   CapturedArtifact artifact;

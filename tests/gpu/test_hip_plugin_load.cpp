@@ -24,42 +24,10 @@ namespace ks = jitwarm::kernel_set;
 
 namespace {
 
-// The plugin, loaded once for the whole test executable (as the core
-// would: one load per process).
-struct LoadedPlugin {
-  void* handle = nullptr;
-  jw_plugin_negotiate_fn negotiate = nullptr;
-  const jw_plugin_api* api = nullptr;
-  FakeHost host;
-  jw_status registered = JW_ERROR_INTERNAL;
+using jitwarm::gpu_test::DlopenedPlugin;
 
-  LoadedPlugin() {
-    handle = dlopen(JW_HIP_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return;
-    negotiate = reinterpret_cast<jw_plugin_negotiate_fn>(
-        dlsym(handle, JITWARM_PLUGIN_ENTRY_SYMBOL));
-    if (negotiate == nullptr) return;
-    jw_plugin_negotiation n{};
-    n.struct_size = sizeof(n);
-    n.core_max_version = JITWARM_ABI_VERSION;
-    n.core_min_version = JITWARM_ABI_VERSION_MIN;
-    if (negotiate(&n) != JW_OK) return;
-    api = n.plugin;
-    registered = api->register_all(host.api());
-  }
-  ~LoadedPlugin() {
-    if (api != nullptr && api->shutdown != nullptr) api->shutdown();
-    // Not dlclosed: the vendor libraries' own teardown at exit is safer.
-  }
-};
-
-LoadedPlugin& plugin() {
-  static LoadedPlugin loaded;
-  REQUIRE_MESSAGE(loaded.handle != nullptr, "dlopen: " << dlerror());
-  REQUIRE((loaded.negotiate != nullptr));
-  REQUIRE(loaded.api != nullptr);
-  REQUIRE_MESSAGE(loaded.registered == JW_OK, loaded.host.last_error);
-  return loaded;
+DlopenedPlugin& plugin() {
+  return jitwarm::gpu_test::dlopened_plugin(JW_HIP_PLUGIN_PATH);
 }
 
 bool machine_has_rocm_driver() {
@@ -128,7 +96,7 @@ TEST_CASE(
 }
 
 TEST_CASE("given ABI versions, then the handshake picks version 1 or refuses") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   jw_plugin_negotiation n{};
   n.struct_size = sizeof(n);
   n.core_max_version = 7;
@@ -145,7 +113,7 @@ TEST_CASE("given ABI versions, then the handshake picks version 1 or refuses") {
 TEST_CASE(
     "given registration, then the ten kernels and the hip platform are "
     "registered, and no schema is defined") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   CHECK(p.host.schemas.empty());
   REQUIRE(p.host.impls.size() == ks::schemas().size());
   for (const jw_kernel_schema& schema : ks::schemas()) {
@@ -170,7 +138,7 @@ TEST_CASE(
     MESSAGE("/dev/kfd exists: this machine may have an AMD GPU; skipped");
     return;
   }
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   REQUIRE(p.host.platforms.size() == 1);
   const jw_platform_desc& platform = p.host.platforms[0];
   uint32_t flags = 0;
@@ -206,7 +174,7 @@ TEST_CASE(
 TEST_CASE(
     "given keys for gfx90a and gfx942, then the compile callback emits one "
     "code object each, with the entry point as a kernel") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kPackSeq);
   REQUIRE(impl != nullptr);
   for (const char* target : {"hip:gfx90a", "hip:gfx942"}) {
@@ -238,7 +206,7 @@ TEST_CASE(
 TEST_CASE(
     "given misuse and impossible requests through the C ABI, then statuses "
     "and the host's error message say what went wrong") {
-  LoadedPlugin& p = plugin();
+  DlopenedPlugin& p = plugin();
   const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kRmsNorm);
   REQUIRE(impl != nullptr);
   CapturedArtifact artifact;
