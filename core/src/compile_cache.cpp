@@ -65,6 +65,12 @@ const Artifact* CompileCache::find(const CompileKey& key) const {
                                                                   : nullptr;
 }
 
+const Artifact* CompileCache::hit(const CompileKey& key) {
+  const Artifact* artifact = find(key);
+  if (artifact != nullptr) hits_.fetch_add(1, std::memory_order_relaxed);
+  return artifact;
+}
+
 CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
                                                   const Compiler& compiler) {
   Shard& shard = shard_for(key);

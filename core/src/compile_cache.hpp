@@ -80,6 +80,10 @@ class CompileCache {
   Lookup get_or_compile(const CompileKey& key, const Compiler& compiler);
   // A hit or nullptr; counts nothing.
   const Artifact* find(const CompileKey& key) const;
+  // The launch path's fast path: a hit (counted as one) or nullptr (counted
+  // as nothing; the caller goes on to get_or_compile, which counts the
+  // miss). Builds no Compiler on a hit.
+  const Artifact* hit(const CompileKey& key);
   CacheStats stats() const;
 
  private:

@@ -29,15 +29,13 @@ constexpr uint8_t kFormatVersion = 1;
 constexpr uint32_t kMaxStringLength = 4096;
 constexpr uint32_t kMaxParams = 1024;
 
+// Appends whole fields, not bytes: a launch encodes one key per call.
 class Writer {
  public:
+  explicit Writer(std::size_t expected_size) { out_.reserve(expected_size); }
   void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
-  }
+  void u32(uint32_t v) { little_endian(v, 4); }
+  void u64(uint64_t v) { little_endian(v, 8); }
   void str(std::string_view s) {
     u32(static_cast<uint32_t>(s.size()));
     out_.append(s);
@@ -45,6 +43,11 @@ class Writer {
   std::string take() { return std::move(out_); }
 
  private:
+  void little_endian(uint64_t v, int bytes) {
+    char buffer[8];
+    for (int i = 0; i < bytes; ++i) buffer[i] = static_cast<char>(v >> (8 * i));
+    out_.append(buffer, static_cast<std::size_t>(bytes));
+  }
   std::string out_;
 };
 
@@ -132,7 +135,9 @@ jw_float_type read_float_type(Reader& r) {
 std::string encode(const std::string& kernel, const std::string& impl,
                    const std::string& target,
                    const std::vector<ParamSpec>& params) {
-  Writer w;
+  std::size_t expected = 32 + kernel.size() + impl.size() + target.size();
+  for (const ParamSpec& p : params) expected += 24 + p.name.size();
+  Writer w(expected);
   for (char c : kMagic) w.u8(static_cast<uint8_t>(c));
   w.u8(kFormatVersion);
   w.str(kernel);

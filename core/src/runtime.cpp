@@ -397,9 +397,11 @@ void RuntimeImpl::launch(const KernelSlot& slot,
   }
   const CompileKey key =
       derive_key(schema, args, record->target(options.device), impl.impl_name);
-  const CompileCache::Lookup lookup =
-      compile(impl, schema, key, /*from_launch=*/true);
-  const Artifact& artifact = *lookup.artifact;
+  const Artifact* cached = cache.hit(key);
+  const Artifact& artifact =
+      cached != nullptr
+          ? *cached
+          : *compile(impl, schema, key, /*from_launch=*/true).artifact;
   const auto& attachment =
       *static_cast<const LaunchAttachment*>(artifact.attachment.get());
 

@@ -313,10 +313,11 @@ HostTensor KernelArgs::tensor(uint32_t index) const {
   out.dtype = meta.dtype;
   out.rank = meta.rank;
   out.data = t->data;
-  require(desc.allowed_dtypes == 0 ||
-              (desc.allowed_dtypes & JW_DTYPE_BIT(meta.dtype)) != 0,
-          "parameter '", desc.name, "' does not take ", dtype_name(meta.dtype),
-          " (allowed: ", dtype_list(desc.allowed_dtypes), ")");
+  if (desc.allowed_dtypes != 0 &&
+      (desc.allowed_dtypes & JW_DTYPE_BIT(meta.dtype)) == 0) {
+    fail("parameter '", desc.name, "' does not take ", dtype_name(meta.dtype),
+         " (allowed: ", dtype_list(desc.allowed_dtypes), ")");
+  }
   require(desc.rank < 0 || meta.rank == static_cast<uint32_t>(desc.rank),
           "parameter '", desc.name, "' must have rank ", desc.rank, ", got ",
           meta.rank);
@@ -329,16 +330,27 @@ HostTensor KernelArgs::tensor(uint32_t index) const {
     out.shape[i] = meta.shape[i];
     require(meta.shape[i] >= 0, "parameter '", desc.name, "': dimension ", i,
             " has negative extent ", meta.shape[i]);
-    elements = checked_mul(*this, elements, meta.shape[i],
-                           concat("the element count of '", desc.name, "'"));
+    // The message names the tensor only when it is needed: a launch reads
+    // every tensor, and building text here cost more than the kernel.
+    int64_t product = 0;
+    if (__builtin_mul_overflow(elements, meta.shape[i], &product)) {
+      fail("the element count of '", desc.name, "' overflows int64 (", elements,
+           " * ", meta.shape[i], ")");
+    }
+    elements = product;
   }
   // Compact strides: what every compact parameter is indexed with, whatever
   // strides its meta carries for dimensions of extent 1.
   int64_t running = 1;
   for (uint32_t i = meta.rank; i-- > 0;) {
     out.strides[i] = running;
-    running = checked_mul(*this, running, std::max<int64_t>(out.shape[i], 1),
-                          concat("the compact strides of '", desc.name, "'"));
+    const int64_t extent = std::max<int64_t>(out.shape[i], 1);
+    int64_t product = 0;
+    if (__builtin_mul_overflow(running, extent, &product)) {
+      fail("the compact strides of '", desc.name, "' overflow int64 (", running,
+           " * ", extent, ")");
+    }
+    running = product;
   }
   if (has_strides) {
     for (uint32_t i = 0; i < meta.rank; ++i) {
@@ -365,8 +377,10 @@ HostTensor KernelArgs::tensor(uint32_t index) const {
       }
     }
   }
-  require(elements == 0 || out.data != nullptr, "parameter '", desc.name,
-          "': null data for a tensor of shape ", shape_text(out));
+  if (elements != 0 && out.data == nullptr) {
+    fail("parameter '", desc.name, "': null data for a tensor of shape ",
+         shape_text(out));
+  }
   return out;
 }
 
@@ -438,11 +452,11 @@ void require_row_stride_matches(const KernelArgs& args,
   for (uint32_t i = 0; i < tensor.rank; ++i) {
     has_elements = has_elements && tensor.shape[i] > 0;
   }
-  args.require(
-      tensor.dim(0) <= 1 || !has_elements || stride == tensor.strides[0],
-      args.param_name(stride_param), " = ", stride,
-      " does not match the row stride of '", tensor.name, "' (",
-      tensor.strides[0], " elements, shape ", shape_text(tensor), ")");
+  if (tensor.dim(0) > 1 && has_elements && stride != tensor.strides[0]) {
+    args.fail(args.param_name(stride_param), " = ", stride,
+              " does not match the row stride of '", tensor.name, "' (",
+              tensor.strides[0], " elements, shape ", shape_text(tensor), ")");
+  }
 }
 
 }  // namespace jitwarm::reference_cpu
