@@ -177,7 +177,7 @@ KernelInstantiation batch_memcpy(const KeyParams& key) {
                          "jw::kernels::batch_memcpy");
   b.int_type(p::num_copies);
   const int64_t threads = key.constexpr_int(p::BLOCK_SIZE, 1, kMaxBlockThreads);
-  b.value(threads, "BLOCK_SIZE: threads per copy");
+  b.value(threads, "BLOCK_SIZE: threads per block");
   b.result().fixed_block_threads = static_cast<uint32_t>(threads);
   return b.result();
 }

@@ -163,6 +163,11 @@ struct RequestGroups {
   uint32_t lanes = 1;
   uint32_t requests_per_block = 1;
 };
+// Requests a lane group takes per pass (kernel_support.cuh's
+// kRequestsPerGroup; the kernels stride their requests, so this only sizes
+// the grid).
+constexpr uint64_t kRequestsPerGroup = 4;
+
 RequestGroups request_groups(uint64_t tokens_per_request,
                              const DeviceLimits& limits) {
   const uint32_t warp = std::max<uint32_t>(limits.warp_size, 1);
@@ -408,16 +413,16 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       g.block.x = groups.lanes;
       g.block.y = groups.requests_per_block;
       const uint64_t request_blocks =
-          ceil_div(static_cast<uint64_t>(requests), groups.requests_per_block);
-      // The padding tail [num_tokens, max_num_tokens) is not known on the
-      // host; size it for the worst case, a few blocks per SM at most.
+          ceil_div(static_cast<uint64_t>(requests),
+                   groups.requests_per_block * kRequestsPerGroup);
+      // Every block also shares the padding tail [num_tokens,
+      // max_num_tokens), which is not known on the host; enough blocks for
+      // the worst case, a few per SM at most.
       const uint64_t tail = std::clamp<uint64_t>(
           ceil_div(static_cast<uint64_t>(max_tokens),
                    uint64_t{groups.lanes} * groups.requests_per_block * 4ull),
           1, 2ull * limits.multiprocessor_count);
-      g.grid.x =
-          exact_grid_x(params, p::num_reqs,
-                       static_cast<int64_t>(request_blocks + tail), limits);
+      g.grid.x = capped(std::max(request_blocks, tail), limits.max_grid.x);
       break;
     }
     case GpuKernel::expand: {
@@ -443,11 +448,9 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       const RequestGroups groups = request_groups(max_tokens, limits);
       g.block.x = groups.lanes;
       g.block.y = groups.requests_per_block;
-      g.grid.x = exact_grid_x(
-          params, p::x,
-          static_cast<int64_t>(ceil_div(static_cast<uint64_t>(batch),
-                                        groups.requests_per_block)),
-          limits);
+      g.grid.x = capped(ceil_div(static_cast<uint64_t>(batch),
+                                 groups.requests_per_block * kRequestsPerGroup),
+                        limits.max_grid.x);
       break;
     }
     case GpuKernel::batch_memcpy: {
@@ -457,16 +460,23 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
         require_at_least(params, args, t, 0, copies, "num_copies");
       }
       g.block.x = fixed_threads(instantiation, params, limits);
-      g.grid.x = capped(static_cast<uint64_t>(copies), limits.max_grid.x);
-      // Sizes live on the device; split each copy so that even one copy
-      // spreads over the GPU. Blocks with nothing to do leave at once.
-      g.grid.y = copies == 0
-                     ? 0
-                     : capped(std::clamp<uint64_t>(
-                                  ceil_div(2ull * limits.multiprocessor_count,
-                                           static_cast<uint64_t>(copies)),
-                                  1, 256),
-                              limits.max_grid.y);
+      // A block takes a batch of one copy per warp (batch_memcpy.cuh); the
+      // kernel strides the batches, so a cap only costs parallelism.
+      const uint64_t group_lanes = std::min(g.block.x, limits.warp_size);
+      const uint64_t batches =
+          ceil_div(static_cast<uint64_t>(copies), g.block.x / group_lanes);
+      g.grid.x = capped(batches, limits.max_grid.x);
+      // Sizes live on the device; split each batch's copies so that even
+      // one copy spreads over the GPU. Blocks with nothing to do leave at
+      // once.
+      g.grid.y =
+          copies == 0
+              ? 0
+              : capped(
+                    std::clamp<uint64_t>(
+                        ceil_div(4ull * limits.multiprocessor_count, batches),
+                        1, 256),
+                    limits.max_grid.y);
       break;
     }
     case GpuKernel::zero_kv_blocks: {
@@ -516,9 +526,18 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       g.grid.y = capped(ceil_div(static_cast<uint64_t>(positions),
                                  static_cast<uint64_t>(tile_t)),
                         limits.max_grid.y);
-      g.grid.z = capped(ceil_div(static_cast<uint64_t>(columns),
-                                 static_cast<uint64_t>(tile_d)),
-                        limits.max_grid.z);
+      // Every block first sums lengths[0..b) for its start row; once the
+      // requests and positions alone give every SM a good number of
+      // blocks, a block walks all the column tiles of its rows instead of
+      // one, and pays for that sum once (a block per tile spent more time
+      // on the sum than on its 8 KiB tile).
+      const uint64_t row_blocks = static_cast<uint64_t>(g.grid.x) * g.grid.y;
+      const uint64_t wanted_blocks = 16ull * limits.multiprocessor_count;
+      g.grid.z = capped(
+          std::min(ceil_div(static_cast<uint64_t>(columns),
+                            static_cast<uint64_t>(tile_d)),
+                   ceil_div(wanted_blocks, std::max<uint64_t>(row_blocks, 1))),
+          limits.max_grid.z);
       break;
     }
     case GpuKernel::prepare_pos_seq_lens: {
@@ -541,7 +560,7 @@ LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
       g.block.y = groups.requests_per_block;
       g.grid.x =
           capped(ceil_div(static_cast<uint64_t>(std::max(requests, slots)),
-                          groups.requests_per_block),
+                          groups.requests_per_block * kRequestsPerGroup),
                  limits.max_grid.x);
       break;
     }

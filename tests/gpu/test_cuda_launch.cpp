@@ -429,6 +429,40 @@ TEST_CASE("batch_memcpy matches the reference, overlapping pairs included") {
   }
 }
 
+TEST_CASE(
+    "batch_memcpy matches the reference when batches mix small, large and "
+    "overlapping copies") {
+  Random r;
+  // Small disjoint copies go to a warp, the rest to the whole block: mix
+  // them in every batch, sizes around the 16 KiB line included.
+  const int64_t count = 257;
+  std::vector<int64_t> src, dst;
+  std::vector<double> sizes;
+  int64_t cursor = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t size = (i * 131) % 16400;
+    if (i % 5 == 2) size = 16384 + (i % 3) - 1 + (i % 10 == 2 ? 20000 : 0);
+    const bool overlapping = i % 9 == 4;
+    const int64_t s = cursor + i % 16;
+    const int64_t d = overlapping ? s + (i % 2 == 0 ? 1 : -1) * (1 + i % 40)
+                                  : s + size + 1 + i % 13;
+    src.push_back(s);
+    dst.push_back(std::max<int64_t>(d, 0));
+    sizes.push_back(static_cast<double>(size));
+    cursor = std::max(s, d) + size + 64;
+  }
+  for (int64_t threads : {1024, 160, 8}) {
+    Case c(ks::kBatchMemcpy, "mixed, BLOCK_SIZE " + std::to_string(threads));
+    const int pool = c.pool(static_cast<std::size_t>(cursor + 64), r);
+    c.addresses("src_ptrs", pool, src)
+        .addresses("dst_ptrs", pool, dst)
+        .tensor("sizes", JW_DTYPE_INT64, {count}, sizes)
+        .integer("num_copies", count)
+        .integer("BLOCK_SIZE", threads);
+    c.run();
+  }
+}
+
 TEST_CASE("zero_kv_blocks matches the reference") {
   Random r;
   for (int64_t blocks : {3, 1, 16}) {

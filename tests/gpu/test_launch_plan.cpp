@@ -277,11 +277,20 @@ TEST_CASE(
   LaunchGeometry g = plan(key, one);
   CHECK(g.block.x == 512);
   CHECK(g.grid.x == 1);
-  CHECK(g.grid.y == 256);  // 2 x 132 SMs, capped at 256 parts
+  CHECK(g.grid.y == 256);  // 4 x 132 SMs, capped at 256 parts
+  // 16 warps per block: a batch of 16 copies per block.
   TestArgs many = args_for(1000);
   g = plan(key, many);
-  CHECK(g.grid.x == 1000);
+  CHECK(g.grid.x == 63);
+  CHECK(g.grid.y == 9);  // 4 x 132 / 63 batches, rounded up
+  TestArgs lots = args_for(100000);
+  g = plan(key, lots);
+  CHECK(g.grid.x == 6250);
   CHECK(g.grid.y == 1);
+  DeviceLimits wave64 = h100_like();
+  wave64.warp_size = 64;
+  g = plan(key, many, wave64);
+  CHECK(g.grid.x == 125);  // 8 wavefronts per block
   TestArgs none = args_for(0);
   CHECK(plan(key, none).empty());
   DeviceLimits small = h100_like();
@@ -305,6 +314,24 @@ TEST_CASE(
   CHECK(g.grid.x == 5);
   CHECK(g.grid.y == 3);  // 40 / BLOCK_T 16
   CHECK(g.grid.z == 4);  // 200 / BLOCK_D 64
+  SUBCASE("with rows enough to fill the GPU, a block walks all the columns") {
+    TestArgs wide(ks::kPackSeq);
+    wide.tensor("x", JW_DTYPE_FLOAT32, {100, 4096})
+        .tensor("lengths", JW_DTYPE_INT32, {256})
+        .tensor("out", JW_DTYPE_FLOAT32, {256, 512, 4096})
+        .integer("N", 100)
+        .integer("D", 4096)
+        .integer("L_max", 512)
+        .floating("pad_value", 0.0);
+    g = plan(key, wide);
+    CHECK(g.grid.x == 256);
+    CHECK(g.grid.y == 32);
+    CHECK(g.grid.z == 1);  // 8192 blocks over 132 SMs already
+    wide.tensor("lengths", JW_DTYPE_INT32, {8})
+        .tensor("out", JW_DTYPE_FLOAT32, {8, 512, 4096});
+    g = plan(key, wide);
+    CHECK(g.grid.z == 9);  // 16 x 132 SMs / (8 x 32) rows of tiles
+  }
   args.integer("L_max", 41);
   CHECK(error_message([&] { plan(key, args); }).find("L_max") !=
         std::string::npos);
@@ -329,7 +356,9 @@ TEST_CASE(
     // 1024 tokens per request at most: a warp per request, 8 per block.
     CHECK(g.block.x == 32);
     CHECK(g.block.y == 8);
-    CHECK(g.grid.x == 1 + 8);  // 8 requests in one block, 8192 / (256 * 4) tail
+    // 8 requests fit one block (8 groups x 4 requests each); every block
+    // shares the padding tail: 8192 / (256 threads * 4) blocks.
+    CHECK(g.grid.x == 8);
     args.integer("max_num_tokens", 16).integer("num_reqs", 8);
     const LaunchGeometry decode = plan(key, args);
     CHECK(decode.block.x == 2);  // two tokens per request: two lanes
@@ -351,7 +380,12 @@ TEST_CASE(
     LaunchGeometry g = plan(key, args);
     CHECK(g.block.x == 32);  // 40 tokens: a warp
     CHECK(g.block.y == 8);
-    CHECK(g.grid.x == 2);  // 10 requests, 8 per block
+    CHECK(g.grid.x == 1);  // 10 requests, 8 groups x 4 requests per block
+    args.tensor("x", JW_DTYPE_INT32, {100})
+        .tensor("cu_num_tokens", JW_DTYPE_INT32, {100});
+    CHECK(plan(key, args).grid.x == 4);  // 100 requests, 32 per block
+    args.tensor("x", JW_DTYPE_INT32, {10})
+        .tensor("cu_num_tokens", JW_DTYPE_INT32, {10});
     key.constant("MAX_NUM_TOKENS", 4);
     args.constant("MAX_NUM_TOKENS", 4);
     g = plan(key, args);
@@ -406,6 +440,6 @@ TEST_CASE(
         .integer("seq_lens_len", 48);
     const LaunchGeometry g = plan(key, args);
     CHECK(g.block.x == 32);  // up to 200 tokens per request: a warp
-    CHECK(g.grid.x == 6);    // 48 slots, 8 per block
+    CHECK(g.grid.x == 2);    // 48 slots, 8 groups x 4 slots per block
   }
 }

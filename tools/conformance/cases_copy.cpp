@@ -299,6 +299,26 @@ void add_batch_memcpy_cases(RecipeList& list) {
   for (int64_t i = 0; i < 40; ++i) forty.push_back({(i * 37 + 5) % 601});
   add_memcpy(list, "B=40/block=64", {.copies = forty, .block_size = 64});
   add_memcpy(list, "empty/B=0", {.copies = {}});
+  // Backends may give small copies to a warp and large ones to a block
+  // (the CUDA and HIP plugins do, at 16 KiB): three hundred copies of
+  // sizes on both sides of that and around it, with overlapping pairs
+  // among them, so one batch holds every kind.
+  std::vector<CopySpec> mixed{{16383}, {16384}, {16385}};
+  for (int64_t i = 0; i < 297; ++i) {
+    const int64_t bytes =
+        i % 7 == 3 ? 16386 + (i * 97) % 30000 : (i * 131) % 16400;
+    if (i % 11 == 5) {
+      mixed.push_back({bytes + 40,
+                       i % 2 == 0 ? Overlap::forward : Overlap::backward,
+                       1 + i % 33});
+    } else {
+      mixed.push_back({bytes});
+    }
+  }
+  for (const int64_t block : {1024, 96, 16}) {
+    add_memcpy(list, "mixed-batches/B=300,block=" + std::to_string(block),
+               {.copies = mixed, .block_size = block});
+  }
   add_memcpy(
       list, "unaligned/block=256",
       {.copies = separate_copies({0, 1, 31, 4099, 100}), .misaligned = true});

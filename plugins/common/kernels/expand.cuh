@@ -1,12 +1,14 @@
 // expand.cuh — vllm.v1.sample.rejection_sampler.expand (KERNELS.md 2): one
 // value per request becomes one value per token, with one value replaced.
 //
-// Launch: one group of blockDim.x lanes per request, blockDim.y requests per
-// block (grid.x = ceil(B / blockDim.y)); a group's lanes stride its request's
-// tokens [cu_num_tokens[b-1], cu_num_tokens[b]). The host sizes the group to
-// MAX_NUM_TOKENS, so a block of a few tokens per request keeps every lane
-// busy and neighbouring groups write neighbouring tokens (coalesced), where a
-// block per request left most of a block idle.
+// Launch: one group of blockDim.x lanes per request, blockDim.y groups per
+// block; a block takes blockDim.y * kRequestsPerGroup consecutive requests
+// per pass (blocks stride the passes), group y the requests y, y +
+// blockDim.y, ... of them, all their loads first. A group's lanes stride its
+// request's tokens [cu_num_tokens[b-1], cu_num_tokens[b]). The host sizes
+// the group to MAX_NUM_TOKENS, so a block of a few tokens per request keeps
+// every lane busy and neighbouring groups write neighbouring tokens
+// (coalesced), where a block per request left most of a block idle.
 //
 // Specialization: T is x's dtype (int32, int64, float32); TReplaceFrom and
 // TReplaceTo are the C++ types the key chose for replace_from/replace_to
@@ -53,16 +55,37 @@ __global__ void expand(T* __restrict__ output, const T* __restrict__ x,
                 "replace_from/replace_to are of x's kind (the host checks)");
   static_assert(kMaxNumTokens >= 1, "the host validates MAX_NUM_TOKENS");
 
-  const i64 request =
-      static_cast<i64>(block_index_x()) * block_threads_y() + thread_index_y();
-  if (request >= batch) return;
-  const i64 first = request == 0 ? 0 : cu_num_tokens[request - 1];
-  const i64 end = cu_num_tokens[request];
-  T value = x[request];
-  if (equals_scalar(value, replace_from)) value = static_cast<T>(replace_to);
-  for (i64 token = first + thread_index(); token < end;
-       token += block_threads()) {
-    output[token] = value;
+  constexpr int kR = kRequestsPerGroup;
+  const i64 groups = block_threads_y();
+  const i64 lanes = block_threads();
+  const i64 per_pass = groups * kR;
+  for (i64 base =
+           static_cast<i64>(block_index_x()) * per_pass + thread_index_y();
+       base < batch; base += static_cast<i64>(grid_blocks_x()) * per_pass) {
+    i64 first[kR];
+    i64 end[kR];
+    T value[kR];
+#pragma unroll
+    for (int k = 0; k < kR; ++k) {
+      const i64 request = base + k * groups;
+      first[k] = 0;
+      end[k] = 0;
+      value[k] = T{};
+      if (request < batch) {
+        first[k] = request == 0 ? 0 : cu_num_tokens[request - 1];
+        end[k] = cu_num_tokens[request];
+        value[k] = x[request];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kR; ++k) {
+      T v = value[k];
+      if (equals_scalar(v, replace_from)) v = static_cast<T>(replace_to);
+      for (i64 token = first[k] + thread_index(); token < end[k];
+           token += lanes) {
+        output[token] = v;
+      }
+    }
   }
 }
 

@@ -13,6 +13,18 @@
 namespace jw {
 
 // ---------------------------------------------------------------------------
+// The token-level kernels (expand, prepare_pos_seq_lens,
+// compute_slot_mapping) run a group of lanes per request; each group takes
+// this many requests per pass and issues the loads of all of them before
+// any store, so a thread has several loads in flight instead of one (with
+// one request per group, a million short requests made 31 waves of
+// threads that each waited out one load). The kernels stride their
+// requests, so the host's copy of this number (launch_plan.cpp) only sizes
+// the grid.
+// ---------------------------------------------------------------------------
+constexpr int kRequestsPerGroup = 4;
+
+// ---------------------------------------------------------------------------
 // Integer specialization (DESIGN.md "Specialization"). The numbering equals
 // jw_int_class in jitwarm.h, which is frozen.
 // ---------------------------------------------------------------------------
