@@ -163,12 +163,68 @@ std::string KernelState::platform_list() const {
   return names.empty() ? std::string("none") : join(names);
 }
 
+StateReaders::Guard StateReaders::enter() const {
+  // Threads take stripes in turn, so up to kStripes threads never share a
+  // counter's cache line.
+  static std::atomic<std::size_t> next_stripe{0};
+  thread_local const std::size_t stripe =
+      next_stripe.fetch_add(1, std::memory_order_relaxed) % kStripes;
+  for (;;) {
+    const uint64_t epoch = epoch_.load(std::memory_order_seq_cst);
+    std::atomic<int64_t>& count = counts_[epoch & 1][stripe].value;
+    count.fetch_add(1, std::memory_order_seq_cst);
+    // Counted under the epoch still current: a writer that advances from
+    // here on sees this reader (the seq_cst order of the increment and its
+    // own load of the counter). Otherwise count again under the new one.
+    if (epoch_.load(std::memory_order_seq_cst) == epoch) return Guard(&count);
+    count.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+bool StateReaders::idle(uint64_t epoch) const {
+  int64_t readers = 0;
+  for (const Count& c : counts_[epoch & 1]) {
+    readers += c.value.load(std::memory_order_seq_cst);
+  }
+  return readers == 0;
+}
+
 Registry::~Registry() {
-  // Drop the published states before the bookkeeping so implementations are
-  // destroyed (their destroy callbacks run) while their libraries are loaded:
-  // each ImplRecord holds its library, so order within is already right.
+  // No reader remains (handles keep the runtime, and so this, alive).
+  // Unpublish first, then drop the states before the bookkeeping so
+  // implementations are destroyed (their destroy callbacks run) while their
+  // libraries are loaded: each ImplRecord holds its library, so order within
+  // is already right.
   for (auto& [name, kernel] : kernels_) kernel.slot->state.store(nullptr);
   retired_.clear();
+  for (auto& [name, kernel] : kernels_) kernel.published.reset();
+}
+
+Registry::Garbage Registry::collect_locked() {
+  Garbage garbage;
+  // Two steps at most: the first frees what was retired before the current
+  // epoch and advances; the second frees what was retired in it (with no
+  // reader in flight, what the caller just replaced).
+  for (int step = 0; step < 2; ++step) {
+    const uint64_t epoch = readers_.epoch();
+    // Readers of epoch - 1 (same parity as epoch + 1; none before epoch 0).
+    if (!readers_.idle(epoch + 1)) break;
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      if (it->epoch < epoch) {
+        garbage.push_back(std::move(it->state));
+        it = retired_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    readers_.advance();
+  }
+  return garbage;
+}
+
+std::size_t Registry::retired_count() const {
+  std::lock_guard lock(mutex_);
+  return retired_.size();
 }
 
 void Registry::check_schema_is_new(const std::string& name,
@@ -193,6 +249,7 @@ Registry::Kernel& Registry::kernel_locked(std::string_view name) {
 }
 
 void Registry::define_schema(KernelSchema schema) {
+  Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
   auto existing = kernels_.find(schema.name());
   if (existing != kernels_.end() && existing->second.schema) {
@@ -224,11 +281,15 @@ void Registry::define_schema(KernelSchema schema) {
     }
   }
   publish_locked(kernel);
+  garbage = collect_locked();
 }
 
 uint64_t Registry::add(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
+  Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
-  return add_locked(std::move(impl), allow_pending);
+  const uint64_t token = add_locked(std::move(impl), allow_pending);
+  garbage = collect_locked();
+  return token;
 }
 
 uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl,
@@ -267,6 +328,7 @@ uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl,
 
 std::vector<uint64_t> Registry::add_batch(
     std::vector<std::shared_ptr<ImplRecord>> impls) {
+  Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
   // Validate everything first so a bad entry registers nothing.
   for (const auto& impl : impls) {
@@ -284,17 +346,22 @@ std::vector<uint64_t> Registry::add_batch(
   }
   std::vector<uint64_t> tokens;
   for (auto& impl : impls) tokens.push_back(add_locked(std::move(impl), false));
+  garbage = collect_locked();
   return tokens;
 }
 
 void Registry::remove(uint64_t token) {
+  Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
   remove_locked(token);
+  garbage = collect_locked();
 }
 
 void Registry::remove_batch(const std::vector<uint64_t>& tokens) {
+  Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
   for (uint64_t t : tokens) remove_locked(t);
+  garbage = collect_locked();
 }
 
 void Registry::remove_locked(uint64_t token) {
@@ -334,9 +401,12 @@ void Registry::publish_locked(Kernel& kernel) {
     for (const auto& e : stack) p.stack.push_back(e.impl);
     state->platforms.push_back(std::move(p));
   }
-  const KernelState* raw = state.get();
-  retired_.push_back(std::move(state));  // I2: lives as long as the registry
-  kernel.slot->state.store(raw, std::memory_order_release);
+  kernel.slot->state.store(state.get(), std::memory_order_seq_cst);
+  // I2: readers that loaded the old state entered in this epoch or before.
+  if (kernel.published) {
+    retired_.push_back(Retired{std::move(kernel.published), readers_.epoch()});
+  }
+  kernel.published = std::move(state);
 }
 
 std::shared_ptr<KernelSlot> Registry::slot(std::string_view name) const {

@@ -11,16 +11,20 @@
 // Invariants:
 //  I1. After every bookkeeping change under the mutex, the affected slots'
 //      KernelState is rebuilt from the bookkeeping and published (release).
-//  I2. A published KernelState is never modified and never freed while the
-//      Registry lives (old ones are retired, not deleted), so a launch that
-//      loaded a pointer may use it for as long as it likes.
+//  I2. A published KernelState is never modified. Whoever follows a slot's
+//      pointer holds a ReadGuard (read_guard()) while using the state; a
+//      state that was replaced is retired and freed only once every reader
+//      that could have loaded it has left (StateReaders), never under a
+//      reader's feet. Readers never wait and never lock.
 //  I3. KernelSlots are created once per schema and never removed, so handles
 //      that hold one stay valid.
 #pragma once
 
 #include <jitwarm/jitwarm.hpp>
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -76,6 +80,54 @@ struct KernelSlot {
   std::atomic<const KernelState*> state{nullptr};
 };
 
+// Grace periods for retired KernelStates, without locks or waits on the
+// read side. A reader enters in the current epoch, counted in one of two
+// counters by the epoch's parity (striped over cache lines, so threads
+// launching at once do not share one). The registry advances the epoch
+// from e to e + 1 only when no reader of epoch e - 1 remains; then a state
+// retired in epoch t can no longer be held by anyone once the epoch is past
+// t + 1, because its readers entered in epoch t or before. The registry
+// checks this after each change (try, never wait: a launch may be compiling
+// for seconds, or registering kernels itself), so with no launch in flight a
+// released override is destroyed before remove() returns, and otherwise at
+// the next change after those launches end.
+class StateReaders {
+ public:
+  class Guard {
+   public:
+    Guard(Guard&& other) noexcept : count_(other.count_) {
+      other.count_ = nullptr;
+    }
+    Guard& operator=(Guard&&) = delete;
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    ~Guard() {
+      if (count_ != nullptr) count_->fetch_sub(1, std::memory_order_seq_cst);
+    }
+
+   private:
+    friend class StateReaders;
+    explicit Guard(std::atomic<int64_t>* count) : count_(count) {}
+    std::atomic<int64_t>* count_;
+  };
+
+  Guard enter() const;
+  // Writer side, under the registry's mutex.
+  uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
+  // Whether every reader that entered in `epoch` (or an earlier epoch of the
+  // same parity) has left.
+  bool idle(uint64_t epoch) const;
+  void advance() { epoch_.fetch_add(1, std::memory_order_seq_cst); }
+
+ private:
+  static constexpr std::size_t kStripes = 16;
+  struct alignas(64) Count {
+    mutable std::atomic<int64_t> value{0};
+  };
+  std::atomic<uint64_t> epoch_{0};
+  std::array<std::array<Count, kStripes>, 2> counts_{};
+};
+
 class Registry {
  public:
   explicit Registry(const Logger& logger) : logger_(logger) {}
@@ -97,6 +149,10 @@ class Registry {
                            const std::string& origin) const;
 
   std::shared_ptr<KernelSlot> slot(std::string_view name) const;  // or null
+  // Hold one while using a state loaded from a slot (I2).
+  StateReaders::Guard read_guard() const { return readers_.enter(); }
+  // States replaced but not yet freed (for tests).
+  std::size_t retired_count() const;
   std::vector<std::string> kernel_names() const;
   std::vector<ImplementationInfo> implementations(std::string_view name) const;
   KernelExplanation explain(std::string_view name) const;
@@ -110,19 +166,30 @@ class Registry {
   struct Kernel {
     std::shared_ptr<const KernelSchema> schema;
     std::shared_ptr<KernelSlot> slot;
+    std::unique_ptr<const KernelState> published;  // what slot->state names
     std::map<std::string, std::vector<Entry>, std::less<>>
         stacks;  // newest first
   };
   uint64_t add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pending);
   void remove_locked(uint64_t token);
   void publish_locked(Kernel& kernel);
+  // Freed states are handed back to be destroyed after the mutex is
+  // released: destroying one may destroy implementations, whose destroy
+  // callbacks may call into the registry.
+  using Garbage = std::vector<std::unique_ptr<const KernelState>>;
+  Garbage collect_locked();
+  struct Retired {
+    std::unique_ptr<const KernelState> state;
+    uint64_t epoch;  // the epoch it was replaced in
+  };
   Kernel& kernel_locked(std::string_view name);
 
   const Logger& logger_;
   mutable std::mutex mutex_;
   std::map<std::string, Kernel, std::less<>> kernels_;
   std::vector<Entry> pending_;
-  std::vector<std::unique_ptr<const KernelState>> retired_;
+  std::vector<Retired> retired_;
+  StateReaders readers_;
   uint64_t next_token_ = 1;
 };
 

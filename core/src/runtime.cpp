@@ -157,6 +157,7 @@ void RuntimeImpl::commit(RegistrationStaging& staging,
       if (s.name() == impl->kernel_name) schema = &s;
     }
     std::shared_ptr<KernelSlot> slot;
+    const auto reading = registry.read_guard();  // registry.hpp I2
     if (schema == nullptr && (slot = registry.slot(impl->kernel_name))) {
       schema = slot->state.load(std::memory_order_acquire)->schema.get();
     }
@@ -371,6 +372,7 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
 CompileKey RuntimeImpl::key_for(const KernelSlot& slot,
                                 std::span<const jw_arg_value> args,
                                 const LaunchOptions& options) {
+  const auto reading = registry.read_guard();  // registry.hpp I2
   const KernelState* state = slot.state.load(std::memory_order_acquire);
   std::string platform;
   const ImplRecord& impl = resolve(*state, options.platform, &platform);
@@ -381,7 +383,8 @@ CompileKey RuntimeImpl::key_for(const KernelSlot& slot,
 void RuntimeImpl::launch(const KernelSlot& slot,
                          std::span<const jw_arg_value> args,
                          const LaunchOptions& options) {
-  // I2 (registry.hpp): this state stays valid for as long as we use it.
+  // I2 (registry.hpp): this state stays valid while the guard lives.
+  const auto reading = registry.read_guard();
   const KernelState* state = slot.state.load(std::memory_order_acquire);
   std::string platform;
   const ImplRecord& impl = resolve(*state, options.platform, &platform);
@@ -478,6 +481,7 @@ std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(
     if (!slot)
       fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'",
            request.kernel_name);
+    const auto reading = registry.read_guard();  // registry.hpp I2
     const KernelState* state = slot->state.load(std::memory_order_acquire);
     std::shared_ptr<ImplRecord> impl;
     for (const auto& p : state->platforms) {
@@ -521,6 +525,7 @@ WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
     if (!slot)
       fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'",
            key.kernel_name());
+    const auto reading = registry.read_guard();  // registry.hpp I2
     const KernelState* state = slot->state.load(std::memory_order_acquire);
     std::shared_ptr<ImplRecord> impl;
     for (const auto& p : state->platforms) {
@@ -649,6 +654,8 @@ const std::string& KernelHandle::name() const {
 }
 
 const KernelSchema& KernelHandle::schema() const {
+  // The schema outlives any state that names it (the registry keeps it).
+  const auto reading = runtime_->registry.read_guard();
   return *slot_->state.load(std::memory_order_acquire)->schema;
 }
 

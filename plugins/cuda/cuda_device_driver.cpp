@@ -59,6 +59,8 @@ CudaDriverApi::CudaDriverApi(const gpu::DynamicLibrary& library) {
   name = gpu::LibraryFunction<decltype(&::name)>(library, JW_SYMBOL_NAME(name));
   JW_CUDA_DRIVER_FUNCTIONS(JW_RESOLVE_DRIVER_FUNCTION)
 #undef JW_RESOLVE_DRIVER_FUNCTION
+  cuCtxGetId = gpu::LibraryFunction<decltype(&::cuCtxGetId)>(
+      library, JW_SYMBOL_NAME(cuCtxGetId));
 }
 
 std::vector<std::string> CudaDriverApi::missing() const {
@@ -287,13 +289,21 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
     check(api_->cuStreamGetCtx(static_cast<CUstream>(stream), &context),
           "cuStreamGetCtx", JW_ERROR_LAUNCH_FAILED, for_key);
   }
+  uint64_t context_id = 0;
+  if (api_->cuCtxGetId.available()) {
+    unsigned long long id = 0;
+    check(api_->cuCtxGetId(context, &id), "cuCtxGetId", JW_ERROR_LAUNCH_FAILED,
+          for_key);
+    context_id = id;
+  }
+  const ModuleKey module_key{artifact.artifact_id, context, context_id};
   gpu::LoadedKernel loaded;
   loaded.context = context;
   loaded.limits = limits(device);
 
   {
     std::shared_lock<std::shared_mutex> lock(modules_mutex_);
-    const auto found = modules_.find(ModuleKey{artifact.artifact_id, context});
+    const auto found = modules_.find(module_key);
     if (found != modules_.end()) {
       loaded.function = found->second.function;
       loaded.limits.max_threads_per_block =
@@ -304,7 +314,7 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   }
 
   std::unique_lock<std::shared_mutex> lock(modules_mutex_);
-  auto found = modules_.find(ModuleKey{artifact.artifact_id, context});
+  auto found = modules_.find(module_key);
   if (found == modules_.end()) {
     const ScopedContext scope(
         *api_, context, [&](CUresult result, const char* call) {
@@ -362,8 +372,7 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
     }
     module.max_threads_per_block =
         static_cast<uint32_t>(std::max(max_threads, 1));
-    found = modules_.emplace(ModuleKey{artifact.artifact_id, context}, module)
-                .first;
+    found = modules_.emplace(module_key, module).first;
   }
   loaded.function = found->second.function;
   loaded.limits.max_threads_per_block = std::min(
@@ -485,7 +494,15 @@ void CudaDeviceDriver::release_all() {
   {
     std::unique_lock<std::shared_mutex> lock(modules_mutex_);
     for (const auto& [key, module] : modules_) {
-      // Errors are ignored: the context may already be gone at shutdown.
+      // A module of a destroyed context went with it, and its handle may
+      // now name another context. Errors are ignored: the context may
+      // already be gone at shutdown.
+      unsigned long long id = 0;
+      if (api_->cuCtxGetId.available() &&
+          (api_->cuCtxGetId(key.context, &id) != CUDA_SUCCESS ||
+           id != key.context_id)) {
+        continue;
+      }
       if (api_->cuCtxPushCurrent(key.context) == CUDA_SUCCESS) {
         api_->cuModuleUnload(module.module);
         CUcontext popped = nullptr;

@@ -61,6 +61,10 @@ struct CudaDriverApi {
   gpu::LibraryFunction<decltype(&::name)> name;
   JW_CUDA_DRIVER_FUNCTIONS(JW_DECLARE_DRIVER_FUNCTION)
 #undef JW_DECLARE_DRIVER_FUNCTION
+
+  // Optional (drivers of CUDA 12.0 and later): a context's process-unique
+  // id. Without it modules are keyed by the context handle alone.
+  gpu::LibraryFunction<decltype(&::cuCtxGetId)> cuCtxGetId;
 };
 
 class CudaDeviceDriver final : public gpu::DeviceDriver {
@@ -91,15 +95,20 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
     CUfunction function = nullptr;
     uint32_t max_threads_per_block = 0;
   };
+  // A handle of a destroyed context may come back for a new one; the id
+  // (cuCtxGetId) never does, so a module of the old context is not taken
+  // for the new one's.
   struct ModuleKey {
     uint64_t artifact_id;
     CUcontext context;
+    uint64_t context_id;
     bool operator==(const ModuleKey&) const = default;
   };
   struct ModuleKeyHash {
     std::size_t operator()(const ModuleKey& key) const {
       return std::hash<uint64_t>()(key.artifact_id) ^
-             (std::hash<const void*>()(key.context) << 1);
+             (std::hash<const void*>()(key.context) << 1) ^
+             (std::hash<uint64_t>()(key.context_id) << 2);
     }
   };
 

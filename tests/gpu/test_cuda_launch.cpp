@@ -14,6 +14,8 @@
 
 #include <doctest/doctest.h>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -638,6 +640,101 @@ TEST_CASE("a cached key launched again gets a valid key view") {
         .integer("H", 24);
     c.run();
   }
+}
+
+// The few driver entry points the next test calls itself, declared here
+// (this test has no CUDA headers; the symbols are the versioned ABI names).
+namespace driver {
+using Result = int;
+using Context = struct Opaque*;
+using Stream = struct Opaque*;
+using DevicePointer = unsigned long long;
+
+struct Api {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  template <typename Fn>
+  Fn get(const char* name) const {
+    void* symbol = library != nullptr ? dlsym(library, name) : nullptr;
+    REQUIRE_MESSAGE(symbol != nullptr, "libcuda.so.1 lacks " << name);
+    return reinterpret_cast<Fn>(symbol);
+  }
+  Result (*ctx_create)(Context*, unsigned,
+                       int) = get<decltype(ctx_create)>("cuCtxCreate_v2");
+  Result (*ctx_destroy)(Context) =
+      get<decltype(ctx_destroy)>("cuCtxDestroy_v2");
+  Result (*stream_create)(Stream*, unsigned) =
+      get<decltype(stream_create)>("cuStreamCreate");
+  Result (*stream_destroy)(Stream) =
+      get<decltype(stream_destroy)>("cuStreamDestroy_v2");
+  Result (*stream_synchronize)(Stream) =
+      get<decltype(stream_synchronize)>("cuStreamSynchronize");
+  Result (*mem_alloc)(DevicePointer*,
+                      std::size_t) = get<decltype(mem_alloc)>("cuMemAlloc_v2");
+  Result (*mem_free)(DevicePointer) = get<decltype(mem_free)>("cuMemFree_v2");
+  Result (*copy_to_device)(DevicePointer, const void*, std::size_t) =
+      get<decltype(copy_to_device)>("cuMemcpyHtoD_v2");
+  Result (*copy_to_host)(void*, DevicePointer, std::size_t) =
+      get<decltype(copy_to_host)>("cuMemcpyDtoH_v2");
+};
+}  // namespace driver
+
+TEST_CASE(
+    "a context of the host's own, destroyed and created again, gets its own "
+    "module") {
+  // The plugin loads a module once per context. A new context may get the
+  // handle of a destroyed one back; the module of the old one must not be
+  // used for it (it went with its context). The CUDA 13.0 driver of the
+  // H200 gave a handle back within a few rounds of 40, and a module cache
+  // keyed by the handle alone then failed the launch with
+  // CUDA_ERROR_INVALID_HANDLE.
+  const driver::Api api;
+  // The platform has initialized the driver and device 0 already.
+  std::vector<driver::Context> handles;
+  for (int round = 0; round < 40; ++round) {
+    CAPTURE(round);
+    driver::Context context = nullptr;
+    REQUIRE(api.ctx_create(&context, 0, 0) == 0);  // and makes it current
+    handles.push_back(context);
+    driver::Stream stream = nullptr;
+    REQUIRE(api.stream_create(&stream, 0) == 0);
+    const std::vector<int32_t> x{5, 9, 5}, cu{2, 5, 6};
+    std::vector<int32_t> output(6, -7);
+    driver::DevicePointer d_output = 0, d_x = 0, d_cu = 0;
+    REQUIRE(api.mem_alloc(&d_output, 24) == 0);
+    REQUIRE(api.mem_alloc(&d_x, 12) == 0);
+    REQUIRE(api.mem_alloc(&d_cu, 12) == 0);
+    REQUIRE(api.copy_to_device(d_output, output.data(), 24) == 0);
+    REQUIRE(api.copy_to_device(d_x, x.data(), 12) == 0);
+    REQUIRE(api.copy_to_device(d_cu, cu.data(), 12) == 0);
+    auto on_device = [](driver::DevicePointer p, int64_t n) {
+      const std::vector<int64_t> shape{n};
+      return jitwarm::make_tensor(reinterpret_cast<void*>(p), JW_DTYPE_INT32,
+                                  shape, 0);
+    };
+    const jw_tensor t_output = on_device(d_output, 6);
+    const jw_tensor t_x = on_device(d_x, 3);
+    const jw_tensor t_cu = on_device(d_cu, 3);
+    const std::vector<jw_arg_value> args{
+        jitwarm::arg(t_output), jitwarm::arg(t_x),   jitwarm::arg(t_cu),
+        jitwarm::arg_int(5),    jitwarm::arg_int(0), jitwarm::arg_int(4)};
+    g_runtime->kernel(ks::kExpand).launch(args, {"cuda", 0, stream});
+    REQUIRE(api.stream_synchronize(stream) == 0);
+    REQUIRE(api.copy_to_host(output.data(), d_output, 24) == 0);
+    CHECK(output == std::vector<int32_t>{0, 0, 9, 9, 9, 0});
+    for (driver::DevicePointer p : {d_output, d_x, d_cu}) {
+      CHECK(api.mem_free(p) == 0);
+    }
+    CHECK(api.stream_destroy(stream) == 0);
+    CHECK(api.ctx_destroy(context) == 0);
+  }
+  // Whether a handle came back is the driver's choice; say which case ran.
+  bool reused = false;
+  for (std::size_t i = 1; i < handles.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) reused |= handles[i] == handles[j];
+  }
+  const std::string outcome =
+      std::string("context handles reused: ") + (reused ? "yes" : "no");
+  MESSAGE(outcome);
 }
 
 int main(int argc, char** argv) {

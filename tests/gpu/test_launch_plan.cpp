@@ -302,34 +302,31 @@ TEST_CASE(
     "given pack_seq, then programs cover (B, L_max tiles, D tiles) and "
     "inconsistent shapes are refused") {
   TestKey key(ks::kPackSeq);
-  TestArgs args(ks::kPackSeq);
-  args.tensor("x", JW_DTYPE_FLOAT32, {100, 200})
-      .tensor("lengths", JW_DTYPE_INT32, {5})
-      .tensor("out", JW_DTYPE_FLOAT32, {5, 40, 200})
-      .integer("N", 100)
-      .integer("D", 200)
-      .integer("L_max", 40)
-      .floating("pad_value", 0.0);
+  // N = 100 rows of D columns into B requests of L_max positions.
+  auto pack_args = [](int64_t batch, int64_t positions, int64_t columns) {
+    TestArgs args(ks::kPackSeq);
+    args.tensor("x", JW_DTYPE_FLOAT32, {100, columns})
+        .tensor("lengths", JW_DTYPE_INT32, {batch})
+        .tensor("out", JW_DTYPE_FLOAT32, {batch, positions, columns})
+        .integer("N", 100)
+        .integer("D", columns)
+        .integer("L_max", positions)
+        .floating("pad_value", 0.0);
+    return args;
+  };
+  TestArgs args = pack_args(5, 40, 200);
   LaunchGeometry g = plan(key, args);
   CHECK(g.grid.x == 5);
   CHECK(g.grid.y == 3);  // 40 / BLOCK_T 16
   CHECK(g.grid.z == 4);  // 200 / BLOCK_D 64
   SUBCASE("with rows enough to fill the GPU, a block walks all the columns") {
-    TestArgs wide(ks::kPackSeq);
-    wide.tensor("x", JW_DTYPE_FLOAT32, {100, 4096})
-        .tensor("lengths", JW_DTYPE_INT32, {256})
-        .tensor("out", JW_DTYPE_FLOAT32, {256, 512, 4096})
-        .integer("N", 100)
-        .integer("D", 4096)
-        .integer("L_max", 512)
-        .floating("pad_value", 0.0);
+    TestArgs wide = pack_args(256, 512, 4096);
     g = plan(key, wide);
     CHECK(g.grid.x == 256);
     CHECK(g.grid.y == 32);
     CHECK(g.grid.z == 1);  // 8192 blocks over 132 SMs already
-    wide.tensor("lengths", JW_DTYPE_INT32, {8})
-        .tensor("out", JW_DTYPE_FLOAT32, {8, 512, 4096});
-    g = plan(key, wide);
+    TestArgs fewer = pack_args(8, 512, 4096);
+    g = plan(key, fewer);
     CHECK(g.grid.z == 9);  // 16 x 132 SMs / (8 x 32) rows of tiles
   }
   args.integer("L_max", 41);

@@ -5,6 +5,7 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "registry.hpp"
@@ -29,10 +30,12 @@ jw_status noop_launch(void*, const jw_artifact_view*, const jw_arg_value*,
   return JW_OK;
 }
 
+// `destroyed`, when given, counts the calls of the destroy callback.
 std::shared_ptr<ImplRecord> impl(const char* name, const char* platform = "cpu",
                                  std::vector<const char*> params = {},
                                  const char* kernel = "ns.k",
-                                 const char* origin = "test") {
+                                 const char* origin = "test",
+                                 std::atomic<int>* destroyed = nullptr) {
   static std::vector<std::vector<const char*>>
       keep;  // param_names must outlive from_c
   keep.push_back(std::move(params));
@@ -45,7 +48,18 @@ std::shared_ptr<ImplRecord> impl(const char* name, const char* platform = "cpu",
   c.num_param_names = static_cast<uint32_t>(keep.back().size());
   c.compile = noop_compile;
   c.launch = noop_launch;
+  if (destroyed != nullptr) {
+    c.user_data = destroyed;
+    c.destroy = [](void* counter) {
+      static_cast<std::atomic<int>*>(counter)->fetch_add(1);
+    };
+  }
   return ImplRecord::from_c(c, origin, nullptr);
+}
+
+std::shared_ptr<ImplRecord> counted_impl(const char* name,
+                                         std::atomic<int>* destroyed) {
+  return impl(name, "cpu", {}, "ns.k", "test", destroyed);
 }
 
 struct CapturingLogger {
@@ -176,6 +190,7 @@ TEST_CASE(
   for (int t = 0; t < 4; ++t) {
     readers.emplace_back([&] {
       while (!stop.load(std::memory_order_relaxed)) {
+        const auto reading = r.read_guard();
         const KernelState* s = slot->state.load(std::memory_order_acquire);
         const ImplRecord* w = s->winner("cpu");
         if (w == nullptr) {
@@ -198,4 +213,53 @@ TEST_CASE(
   CHECK(reads.load() > 0);
   CHECK(torn.load() == 0);
   CHECK(slot->state.load()->winner("cpu")->impl_name == "base");
+  // With the readers gone, one more change frees every replaced state.
+  r.remove(r.add(impl("override"), false));
+  CHECK(r.retired_count() == 0);
+}
+
+TEST_CASE(
+    "given an override released while no one reads, then it is destroyed "
+    "before remove returns") {
+  CapturingLogger log;
+  Registry r(log.logger);
+  r.define_schema(KernelSchema::from_c(kSchema, "s"));
+  r.add(impl("base"), false);
+  std::atomic<int> destroyed{0};
+  for (int round = 1; round <= 3; ++round) {
+    const uint64_t token = r.add(counted_impl("override", &destroyed), false);
+    CHECK(destroyed.load() == round - 1);
+    r.remove(token);
+    CHECK(destroyed.load() == round);
+    CHECK(r.retired_count() == 0);
+  }
+  CHECK(r.slot("ns.k")->state.load()->winner("cpu")->impl_name == "base");
+}
+
+TEST_CASE(
+    "given a reader still using the overridden state, when the override is "
+    "released, then the state lives until the reader leaves") {
+  CapturingLogger log;
+  Registry r(log.logger);
+  r.define_schema(KernelSchema::from_c(kSchema, "s"));
+  r.add(impl("base"), false);
+  std::atomic<int> destroyed{0};
+  const uint64_t token = r.add(counted_impl("override", &destroyed), false);
+  auto slot = r.slot("ns.k");
+  std::optional<StateReaders::Guard> reading(r.read_guard());
+  const KernelState* seen = slot->state.load();
+  r.remove(token);
+  // The reader's state, and the override in it, are intact.
+  CHECK(destroyed.load() == 0);
+  CHECK(r.retired_count() >= 1);
+  CHECK(seen->winner("cpu")->impl_name == "override");
+  // Changes while the reader stays free nothing it may hold.
+  r.remove(r.add(impl("other"), false));
+  CHECK(destroyed.load() == 0);
+  CHECK(seen->winner("cpu")->impl_name == "override");
+  reading.reset();
+  // The next change after the reader left frees it all.
+  r.remove(r.add(impl("other"), false));
+  CHECK(destroyed.load() == 1);
+  CHECK(r.retired_count() == 0);
 }

@@ -244,6 +244,36 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given a host override that was launched, when released, then what its "
+    "launch function holds is freed") {
+  Fixture f;
+  const KernelHandle k = f.runtime.kernel(kScale);
+  Buffers b(4);
+  auto held = std::make_shared<int>(7);  // stands for a host's buffers
+  HostKernel host;
+  host.platform = "fake";
+  host.impl_name = "host-scale";
+  host.param_names = {"factor", "n", "x", "out", "BLOCK"};
+  host.launch = [held](std::span<const jw_arg_value> args, void*) {
+    static_cast<float*>(args[3].value.tensor->data)[0] =
+        static_cast<float>(*held);
+  };
+  {
+    RegistrationHandle handle =
+        f.runtime.register_kernels({{kScale, std::nullopt, host}}, "test");
+    host = HostKernel{};
+    k.launch(b.args(4, 2.0), on_fake());
+    CHECK(b.out[0] == 7.f);
+    CHECK(held.use_count() > 1);
+  }
+  // Nothing launches now: the override is gone with its handle, not kept
+  // for as long as the runtime lives.
+  CHECK(held.use_count() == 1);
+  k.launch(b.args(4, 2.0), on_fake());
+  CHECK(b.out[0] == 0.f);
+}
+
+TEST_CASE(
     "given bad overrides, then register_kernels fails and registers nothing") {
   Fixture f;
   HostKernel host;
