@@ -181,7 +181,7 @@ StateReaders::Guard StateReaders::enter() const {
   }
 }
 
-bool StateReaders::idle(uint64_t epoch) const {
+bool StateReaders::no_readers_of(uint64_t epoch) const {
   int64_t readers = 0;
   for (const Count& c : counts_[epoch & 1]) {
     readers += c.value.load(std::memory_order_seq_cst);
@@ -200,26 +200,39 @@ Registry::~Registry() {
   for (auto& [name, kernel] : kernels_) kernel.published.reset();
 }
 
-Registry::Garbage Registry::collect_locked() {
-  Garbage garbage;
-  // Two steps at most: the first frees what was retired before the current
-  // epoch and advances; the second frees what was retired in it (with no
-  // reader in flight, what the caller just replaced).
-  for (int step = 0; step < 2; ++step) {
-    const uint64_t epoch = readers_.epoch();
-    // Readers of epoch - 1 (same parity as epoch + 1; none before epoch 0).
-    if (!readers_.idle(epoch + 1)) break;
-    for (auto it = retired_.begin(); it != retired_.end();) {
-      if (it->epoch < epoch) {
-        garbage.push_back(std::move(it->state));
-        it = retired_.erase(it);
-      } else {
-        ++it;
+void Registry::collect_locked(Garbage& garbage) noexcept {
+  try {
+    // Two steps at most: the first frees what was retired before the
+    // current epoch and advances; the second frees what was retired in it
+    // (with no reader in flight, what the caller just replaced).
+    for (int step = 0; step < 2; ++step) {
+      const uint64_t epoch = readers_.epoch();
+      if (epoch > 0 && !readers_.no_readers_of(epoch - 1)) break;
+      // Readers of epoch - 1 and before are gone: a state retired before
+      // this epoch can be held by none.
+      const auto freeable = std::stable_partition(
+          retired_.begin(), retired_.end(),
+          [&](const Retired& r) { return r.epoch >= epoch; });
+      garbage.states.reserve(
+          garbage.states.size() +
+          static_cast<std::size_t>(retired_.end() - freeable));
+      for (auto it = freeable; it != retired_.end(); ++it) {
+        garbage.states.push_back(std::move(it->state));
       }
+      retired_.erase(freeable, retired_.end());
+      readers_.advance();
     }
-    readers_.advance();
+  } catch (...) {
+    // Out of memory: what was not handed over stays retired for a later try.
   }
-  return garbage;
+  retired_pending_.store(!retired_.empty(), std::memory_order_relaxed);
+}
+
+void Registry::collect_retired() {
+  if (!retired_pending_.load(std::memory_order_relaxed)) return;
+  Garbage garbage;  // destroyed after the lock is released
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (lock.owns_lock()) collect_locked(garbage);
 }
 
 std::size_t Registry::retired_count() const {
@@ -250,6 +263,9 @@ Registry::Kernel& Registry::kernel_locked(std::string_view name) {
 
 void Registry::define_schema(KernelSchema schema) {
   Garbage garbage;  // destroyed after the lock is released
+  // Implementations that arrived before their schema; those that do not
+  // bind to it are dropped with this, after the lock is released.
+  std::vector<Entry> waiting;
   std::lock_guard lock(mutex_);
   auto existing = kernels_.find(schema.name());
   if (existing != kernels_.end() && existing->second.schema) {
@@ -261,7 +277,6 @@ void Registry::define_schema(KernelSchema schema) {
   kernel.schema = std::make_shared<const KernelSchema>(std::move(schema));
   // Implementations that arrived before their schema join it now, in the
   // order they were registered.
-  std::vector<Entry> waiting;
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (it->impl->kernel_name == kernel.schema->name()) {
       waiting.push_back(std::move(*it));
@@ -281,18 +296,19 @@ void Registry::define_schema(KernelSchema schema) {
     }
   }
   publish_locked(kernel);
-  garbage = collect_locked();
+  collect_locked(garbage);
 }
 
 uint64_t Registry::add(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
+  // `impl`, when refused, is destroyed after the lock is released too.
   Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
-  const uint64_t token = add_locked(std::move(impl), allow_pending);
-  garbage = collect_locked();
+  const uint64_t token = add_locked(impl, allow_pending);
+  collect_locked(garbage);
   return token;
 }
 
-uint64_t Registry::add_locked(std::shared_ptr<ImplRecord> impl,
+uint64_t Registry::add_locked(std::shared_ptr<ImplRecord>& impl,
                               bool allow_pending) {
   const uint64_t token = next_token_++;
   auto it = kernels_.find(impl->kernel_name);
@@ -345,28 +361,29 @@ std::vector<uint64_t> Registry::add_batch(
     bind_to_schema(*impl, *it->second.schema);
   }
   std::vector<uint64_t> tokens;
-  for (auto& impl : impls) tokens.push_back(add_locked(std::move(impl), false));
-  garbage = collect_locked();
+  for (auto& impl : impls) tokens.push_back(add_locked(impl, false));
+  collect_locked(garbage);
   return tokens;
 }
 
 void Registry::remove(uint64_t token) {
   Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
-  remove_locked(token);
-  garbage = collect_locked();
+  remove_locked(token, garbage);
+  collect_locked(garbage);
 }
 
 void Registry::remove_batch(const std::vector<uint64_t>& tokens) {
   Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);
-  for (uint64_t t : tokens) remove_locked(t);
-  garbage = collect_locked();
+  for (uint64_t t : tokens) remove_locked(t, garbage);
+  collect_locked(garbage);
 }
 
-void Registry::remove_locked(uint64_t token) {
+void Registry::remove_locked(uint64_t token, Garbage& garbage) {
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     if (it->token == token) {
+      garbage.impls.push_back(std::move(it->impl));
       pending_.erase(it);
       return;
     }
@@ -400,6 +417,11 @@ void Registry::publish_locked(Kernel& kernel) {
     p.name = platform;
     for (const auto& e : stack) p.stack.push_back(e.impl);
     state->platforms.push_back(std::move(p));
+  }
+  // Room first: once the new state is published, retiring the old one must
+  // not fail (a failure would free a state readers may hold).
+  if (kernel.published && retired_.size() == retired_.capacity()) {
+    retired_.reserve(std::max<std::size_t>(8, 2 * retired_.capacity()));
   }
   kernel.slot->state.store(state.get(), std::memory_order_seq_cst);
   // I2: readers that loaded the old state entered in this epoch or before.

@@ -6,11 +6,12 @@
 //    implementation with a token, pending implementations whose schema is not
 //    defined yet.
 //  * Hot state (immutable KernelState per kernel, published through an atomic
-//    pointer in the kernel's KernelSlot): what a launch reads, with one
-//    acquire load and no lock.
+//    pointer in the kernel's KernelSlot): what a launch reads, inside a
+//    ReadGuard (two atomic increments and decrements), with one load and no
+//    lock.
 // Invariants:
 //  I1. After every bookkeeping change under the mutex, the affected slots'
-//      KernelState is rebuilt from the bookkeeping and published (release).
+//      KernelState is rebuilt from the bookkeeping and published.
 //  I2. A published KernelState is never modified. Whoever follows a slot's
 //      pointer holds a ReadGuard (read_guard()) while using the state; a
 //      state that was replaced is retired and freed only once every reader
@@ -87,10 +88,11 @@ struct KernelSlot {
 // from e to e + 1 only when no reader of epoch e - 1 remains; then a state
 // retired in epoch t can no longer be held by anyone once the epoch is past
 // t + 1, because its readers entered in epoch t or before. The registry
-// checks this after each change (try, never wait: a launch may be compiling
-// for seconds, or registering kernels itself), so with no launch in flight a
-// released override is destroyed before remove() returns, and otherwise at
-// the next change after those launches end.
+// checks this after each change and, while states wait, after each read
+// (collect_retired): it tries, never waits (a launch may be compiling for
+// seconds, or registering kernels itself). So with no launch in flight a
+// released override is destroyed before remove() returns, and otherwise when
+// the launches that could hold it have ended.
 class StateReaders {
  public:
   class Guard {
@@ -116,7 +118,7 @@ class StateReaders {
   uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
   // Whether every reader that entered in `epoch` (or an earlier epoch of the
   // same parity) has left.
-  bool idle(uint64_t epoch) const;
+  bool no_readers_of(uint64_t epoch) const;
   void advance() { epoch_.fetch_add(1, std::memory_order_seq_cst); }
 
  private:
@@ -151,6 +153,9 @@ class Registry {
   std::shared_ptr<KernelSlot> slot(std::string_view name) const;  // or null
   // Hold one while using a state loaded from a slot (I2).
   StateReaders::Guard read_guard() const { return readers_.enter(); }
+  // After a read: frees the retired states whose grace period has ended,
+  // when there are any and the registry mutex is free (never waits).
+  void collect_retired();
   // States replaced but not yet freed (for tests).
   std::size_t retired_count() const;
   std::vector<std::string> kernel_names() const;
@@ -170,14 +175,19 @@ class Registry {
     std::map<std::string, std::vector<Entry>, std::less<>>
         stacks;  // newest first
   };
-  uint64_t add_locked(std::shared_ptr<ImplRecord> impl, bool allow_pending);
-  void remove_locked(uint64_t token);
+  // What a change drops is destroyed after the mutex is released: dropping
+  // a state or an implementation may run an implementation's destroy
+  // callback or unload a plugin. Mutators declare one before their lock.
+  struct Garbage {
+    std::vector<std::unique_ptr<const KernelState>> states;
+    std::vector<std::shared_ptr<ImplRecord>> impls;
+  };
+  // Takes `impl` (moves from it) only when it succeeds.
+  uint64_t add_locked(std::shared_ptr<ImplRecord>& impl, bool allow_pending);
+  void remove_locked(uint64_t token, Garbage& garbage);
   void publish_locked(Kernel& kernel);
-  // Freed states are handed back to be destroyed after the mutex is
-  // released: destroying one may destroy implementations, whose destroy
-  // callbacks may call into the registry.
-  using Garbage = std::vector<std::unique_ptr<const KernelState>>;
-  Garbage collect_locked();
+  // Never throws: it runs after a change has been made.
+  void collect_locked(Garbage& garbage) noexcept;
   struct Retired {
     std::unique_ptr<const KernelState> state;
     uint64_t epoch;  // the epoch it was replaced in
@@ -189,6 +199,7 @@ class Registry {
   std::map<std::string, Kernel, std::less<>> kernels_;
   std::vector<Entry> pending_;
   std::vector<Retired> retired_;
+  std::atomic<bool> retired_pending_{false};  // !retired_.empty()
   StateReaders readers_;
   uint64_t next_token_ = 1;
 };

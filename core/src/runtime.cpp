@@ -157,8 +157,9 @@ void RuntimeImpl::commit(RegistrationStaging& staging,
       if (s.name() == impl->kernel_name) schema = &s;
     }
     std::shared_ptr<KernelSlot> slot;
-    const auto reading = registry.read_guard();  // registry.hpp I2
     if (schema == nullptr && (slot = registry.slot(impl->kernel_name))) {
+      // The registry keeps the schema for its life, beyond the guard.
+      const auto reading = registry.read_guard();  // registry.hpp I2
       schema = slot->state.load(std::memory_order_acquire)->schema.get();
     }
     if (schema != nullptr) bind_to_schema(*impl, *schema);
@@ -659,14 +660,19 @@ const KernelSchema& KernelHandle::schema() const {
   return *slot_->state.load(std::memory_order_acquire)->schema;
 }
 
+// After each read of the registry (its guard has ended), states waiting for
+// their grace period may be freed (registry.hpp StateReaders).
 void KernelHandle::launch(std::span<const jw_arg_value> args,
                           const LaunchOptions& options) const {
   runtime_->launch(*slot_, args, options);
+  runtime_->registry.collect_retired();
 }
 
 CompileKey KernelHandle::key_for(std::span<const jw_arg_value> args,
                                  const LaunchOptions& options) const {
-  return runtime_->key_for(*slot_, args, options);
+  CompileKey key = runtime_->key_for(*slot_, args, options);
+  runtime_->registry.collect_retired();
+  return key;
 }
 
 Runtime::Runtime(RuntimeOptions options)
@@ -782,7 +788,9 @@ RegistrationHandle Runtime::register_kernels(
 
 WarmupResult Runtime::warmup(const std::vector<WarmupRequest>& requests,
                              const WarmupOptions& options) {
-  return impl_->warmup(requests, options);
+  WarmupResult result = impl_->warmup(requests, options);
+  impl_->registry.collect_retired();
+  return result;
 }
 
 void WarmupResult::count_outcomes() {
@@ -800,7 +808,9 @@ void WarmupResult::count_outcomes() {
 
 WarmupResult Runtime::warmup_keys(const std::vector<CompileKey>& keys,
                                   const WarmupOptions& options) {
-  return impl_->warmup_keys(keys, options);
+  WarmupResult result = impl_->warmup_keys(keys, options);
+  impl_->registry.collect_retired();
+  return result;
 }
 
 std::vector<CompileKey> Runtime::warmup_plan(

@@ -68,6 +68,16 @@ struct CapturingLogger {
       [this](jw_log_level, const std::string& m) { lines.push_back(m); }};
 };
 
+// ns.k defined, with one implementation "base" on cpu.
+struct BaseKernel {
+  CapturingLogger log;
+  Registry registry{log.logger};
+  BaseKernel() {
+    registry.define_schema(KernelSchema::from_c(kSchema, "s"));
+    registry.add(impl("base"), false);
+  }
+};
+
 }  // namespace
 
 TEST_CASE(
@@ -179,10 +189,8 @@ TEST_CASE(
     "given readers on many threads, when another thread overrides and "
     "restores, then every "
     "read sees a whole state") {
-  CapturingLogger log;
-  Registry r(log.logger);
-  r.define_schema(KernelSchema::from_c(kSchema, "s"));
-  r.add(impl("base"), false);
+  BaseKernel base;
+  Registry& r = base.registry;
   auto slot = r.slot("ns.k");
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> reads{0}, saw_override{0}, torn{0};
@@ -221,10 +229,8 @@ TEST_CASE(
 TEST_CASE(
     "given an override released while no one reads, then it is destroyed "
     "before remove returns") {
-  CapturingLogger log;
-  Registry r(log.logger);
-  r.define_schema(KernelSchema::from_c(kSchema, "s"));
-  r.add(impl("base"), false);
+  BaseKernel base;
+  Registry& r = base.registry;
   std::atomic<int> destroyed{0};
   for (int round = 1; round <= 3; ++round) {
     const uint64_t token = r.add(counted_impl("override", &destroyed), false);
@@ -239,10 +245,8 @@ TEST_CASE(
 TEST_CASE(
     "given a reader still using the overridden state, when the override is "
     "released, then the state lives until the reader leaves") {
-  CapturingLogger log;
-  Registry r(log.logger);
-  r.define_schema(KernelSchema::from_c(kSchema, "s"));
-  r.add(impl("base"), false);
+  BaseKernel base;
+  Registry& r = base.registry;
   std::atomic<int> destroyed{0};
   const uint64_t token = r.add(counted_impl("override", &destroyed), false);
   auto slot = r.slot("ns.k");
@@ -258,8 +262,25 @@ TEST_CASE(
   CHECK(destroyed.load() == 0);
   CHECK(seen->winner("cpu")->impl_name == "override");
   reading.reset();
-  // The next change after the reader left frees it all.
-  r.remove(r.add(impl("other"), false));
+  // Once the reader has left, the next read frees it all, with no change.
+  CHECK(destroyed.load() == 0);
+  r.collect_retired();  // what a launch does when its read has ended
   CHECK(destroyed.load() == 1);
   CHECK(r.retired_count() == 0);
+}
+
+TEST_CASE(
+    "given an implementation that waited for its schema and does not bind "
+    "to it, then it is dropped and destroyed") {
+  CapturingLogger log;
+  Registry r(log.logger);
+  std::atomic<int> destroyed{0};
+  r.add(impl("early", "cpu", {"a", "b", "nope"}, "ns.k", "test", &destroyed),
+        true);
+  r.add(impl("fine"), true);
+  CHECK(destroyed.load() == 0);
+  r.define_schema(KernelSchema::from_c(kSchema, "late"));
+  CHECK(destroyed.load() == 1);
+  CHECK(r.slot("ns.k")->state.load()->winner("cpu")->impl_name == "fine");
+  CHECK(log.lines.size() >= 1);
 }

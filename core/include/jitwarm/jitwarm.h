@@ -376,7 +376,11 @@ typedef struct jw_kernel_impl {
   jw_status (*fingerprint)(void* user_data, const jw_compile_key_view* key,
                            const jw_text_sink* out);
   /* Optional: called once when no registry snapshot can reach this
-   * implementation any more. */
+   * implementation any more: after it was removed (a released override, a
+   * rolled-back registration) and every launch that could still be using
+   * it has ended, or when the runtime is destroyed. It may run on any
+   * thread, during a later registration, release or launch, and must not
+   * call back into the runtime. */
   void (*destroy)(void* user_data);
 } jw_kernel_impl;
 
