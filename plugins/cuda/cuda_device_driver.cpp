@@ -129,14 +129,8 @@ void CudaDeviceDriver::require_initialized() {
       init_result_ = api_->cuDeviceGetCount(&count);
       device_count_ = std::max(count, 0);
       api_->cuDriverGetVersion(&driver_version_);
-      const auto devices = static_cast<std::size_t>(device_count_);
-      primary_contexts_ = std::make_unique<std::atomic<CUcontext>[]>(devices);
-      limits_ =
-          std::make_unique<std::atomic<const gpu::DeviceLimits*>[]>(devices);
-      for (std::size_t d = 0; d < devices; ++d) {
-        primary_contexts_[d].store(nullptr);
-        limits_[d].store(nullptr);
-      }
+      primary_contexts_.resize(device_count_);
+      limits_.resize(device_count_);
     }
     initialized_.store(true, std::memory_order_release);
   });
@@ -199,56 +193,42 @@ int32_t CudaDeviceDriver::device_count() {
 
 CUcontext CudaDeviceDriver::primary_context(int32_t device) {
   require_device(device);
-  std::atomic<CUcontext>& slot = primary_contexts_[device];
-  if (CUcontext context = slot.load(std::memory_order_acquire)) {
-    return context;
-  }
-  std::lock_guard<std::mutex> lock(devices_mutex_);
-  CUcontext context = slot.load(std::memory_order_acquire);
-  if (context == nullptr) {
+  return primary_contexts_.get(device, [&] {
     const auto where = [&] { return "for device " + std::to_string(device); };
     CUdevice handle = 0;
     check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
           where);
+    CUcontext context = nullptr;
     check(api_->cuDevicePrimaryCtxRetain(&context, handle),
           "cuDevicePrimaryCtxRetain", JW_ERROR_NO_DEVICE, where);
-    slot.store(context, std::memory_order_release);
-  }
-  return context;
+    return context;
+  });
 }
 
 const gpu::DeviceLimits& CudaDeviceDriver::limits(int32_t device) {
   require_device(device);
-  std::atomic<const gpu::DeviceLimits*>& slot = limits_[device];
-  if (const gpu::DeviceLimits* known = slot.load(std::memory_order_acquire)) {
-    return *known;
-  }
-  std::lock_guard<std::mutex> lock(devices_mutex_);
-  if (const gpu::DeviceLimits* known = slot.load(std::memory_order_acquire)) {
-    return *known;
-  }
-  const auto where = [&] { return "for device " + std::to_string(device); };
-  CUdevice handle = 0;
-  check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
-        where);
-  auto attribute = [&](CUdevice_attribute which) {
-    int value = 0;
-    check(api_->cuDeviceGetAttribute(&value, which, handle),
-          "cuDeviceGetAttribute", JW_ERROR_INTERNAL, where);
-    return static_cast<uint32_t>(std::max(value, 1));
-  };
-  auto limits = std::make_unique<gpu::DeviceLimits>();
-  limits->multiprocessor_count =
-      attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  limits->warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-  limits->max_threads_per_block =
-      attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-  limits->max_grid.x = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-  limits->max_grid.y = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-  limits->max_grid.z = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-  slot.store(limits.get(), std::memory_order_release);
-  limits_storage_.push_back(std::move(limits));
-  return *slot.load(std::memory_order_acquire);
+  return limits_.get(device, [&] {
+    const auto where = [&] { return "for device " + std::to_string(device); };
+    CUdevice handle = 0;
+    check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
+          where);
+    auto attribute = [&](CUdevice_attribute which) {
+      int value = 0;
+      check(api_->cuDeviceGetAttribute(&value, which, handle),
+            "cuDeviceGetAttribute", JW_ERROR_INTERNAL, where);
+      return static_cast<uint32_t>(std::max(value, 1));
+    };
+    gpu::DeviceLimits limits;
+    limits.multiprocessor_count =
+        attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    limits.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    limits.max_threads_per_block =
+        attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    limits.max_grid.x = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+    limits.max_grid.y = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+    limits.max_grid.z = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+    return limits;
+  });
 }
 
 std::string CudaDeviceDriver::device_arch(int32_t device) {
@@ -300,22 +280,7 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   gpu::LoadedKernel loaded;
   loaded.context = context;
   loaded.limits = limits(device);
-
-  {
-    std::shared_lock<std::shared_mutex> lock(modules_mutex_);
-    const auto found = modules_.find(module_key);
-    if (found != modules_.end()) {
-      loaded.function = found->second.function;
-      loaded.limits.max_threads_per_block =
-          std::min(loaded.limits.max_threads_per_block,
-                   found->second.max_threads_per_block);
-      return loaded;
-    }
-  }
-
-  std::unique_lock<std::shared_mutex> lock(modules_mutex_);
-  auto found = modules_.find(module_key);
-  if (found == modules_.end()) {
+  const LoadedModule module = modules_.find_or_load(module_key, [&] {
     const ScopedContext scope(
         *api_, context, [&](CUresult result, const char* call) {
           fail(result, call, for_key(), JW_ERROR_LAUNCH_FAILED);
@@ -351,32 +316,32 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
       return "loading " + std::string(artifact.what) + " (" +
              std::string(artifact.format) + ") " + on_device(device);
     };
-    LoadedModule module;
-    check(api_->cuModuleLoadData(&module.module, image), "cuModuleLoadData",
-          JW_ERROR_LAUNCH_FAILED, loading);
+    LoadedModule loaded_module;
+    check(api_->cuModuleLoadData(&loaded_module.module, image),
+          "cuModuleLoadData", JW_ERROR_LAUNCH_FAILED, loading);
     const std::string entry(artifact.entry_point);
     const CUresult got = api_->cuModuleGetFunction(
-        &module.function, module.module, entry.c_str());
+        &loaded_module.function, loaded_module.module, entry.c_str());
     int max_threads = 0;
     const CUresult attribute =
         got == CUDA_SUCCESS
             ? api_->cuFuncGetAttribute(&max_threads,
                                        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                       module.function)
+                                       loaded_module.function)
             : got;
     if (attribute != CUDA_SUCCESS) {
-      api_->cuModuleUnload(module.module);
+      api_->cuModuleUnload(loaded_module.module);
       check(got, "cuModuleGetFunction", JW_ERROR_LAUNCH_FAILED,
             [&] { return "(" + entry + ") " + loading(); });
       check(attribute, "cuFuncGetAttribute", JW_ERROR_LAUNCH_FAILED, loading);
     }
-    module.max_threads_per_block =
+    loaded_module.max_threads_per_block =
         static_cast<uint32_t>(std::max(max_threads, 1));
-    found = modules_.emplace(module_key, module).first;
-  }
-  loaded.function = found->second.function;
+    return loaded_module;
+  });
+  loaded.function = module.function;
   loaded.limits.max_threads_per_block = std::min(
-      loaded.limits.max_threads_per_block, found->second.max_threads_per_block);
+      loaded.limits.max_threads_per_block, module.max_threads_per_block);
   return loaded;
 }
 
@@ -491,35 +456,28 @@ void CudaDeviceDriver::release_all() {
       init_result_ != CUDA_SUCCESS) {
     return;
   }
-  {
-    std::unique_lock<std::shared_mutex> lock(modules_mutex_);
-    for (const auto& [key, module] : modules_) {
-      // A module of a destroyed context went with it, and its handle may
-      // now name another context. Errors are ignored: the context may
-      // already be gone at shutdown.
-      unsigned long long id = 0;
-      if (api_->cuCtxGetId.available() &&
-          (api_->cuCtxGetId(key.context, &id) != CUDA_SUCCESS ||
-           id != key.context_id)) {
-        continue;
-      }
-      if (api_->cuCtxPushCurrent(key.context) == CUDA_SUCCESS) {
-        api_->cuModuleUnload(module.module);
-        CUcontext popped = nullptr;
-        api_->cuCtxPopCurrent(&popped);
-      }
+  modules_.clear([&](const ModuleKey& key, const LoadedModule& module) {
+    // A module of a destroyed context went with it, and its handle may now
+    // name another context. Errors are ignored: the context may already be
+    // gone at shutdown.
+    unsigned long long id = 0;
+    if (api_->cuCtxGetId.available() &&
+        (api_->cuCtxGetId(key.context, &id) != CUDA_SUCCESS ||
+         id != key.context_id)) {
+      return;
     }
-    modules_.clear();
-  }
-  std::lock_guard<std::mutex> lock(devices_mutex_);
-  for (int32_t device = 0; device < device_count_; ++device) {
-    if (primary_contexts_[device].load() == nullptr) continue;
+    if (api_->cuCtxPushCurrent(key.context) == CUDA_SUCCESS) {
+      api_->cuModuleUnload(module.module);
+      CUcontext popped = nullptr;
+      api_->cuCtxPopCurrent(&popped);
+    }
+  });
+  primary_contexts_.clear([&](int32_t device, CUcontext) {
     CUdevice handle = 0;
     if (api_->cuDeviceGet(&handle, device) == CUDA_SUCCESS) {
       api_->cuDevicePrimaryCtxRelease(handle);
     }
-    primary_contexts_[device].store(nullptr);
-  }
+  });
 }
 
 }  // namespace jitwarm::cuda

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "device_driver.hpp"
+#include "driver_caches.hpp"
 #include "dynamic_library.hpp"
 
 #include <cuda.h>
@@ -142,16 +143,10 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   int device_count_ = 0;
   int driver_version_ = 0;
 
-  // Per device, filled on first use under devices_mutex_ and read without
-  // a lock afterwards (every launch reads them): arrays of device_count_
-  // entries, sized once by cuInit's call_once.
-  std::mutex devices_mutex_;
-  std::unique_ptr<std::atomic<CUcontext>[]> primary_contexts_;
-  std::unique_ptr<std::atomic<const gpu::DeviceLimits*>[]> limits_;
-  std::vector<std::unique_ptr<gpu::DeviceLimits>> limits_storage_;
-
-  std::shared_mutex modules_mutex_;
-  std::unordered_map<ModuleKey, LoadedModule, ModuleKeyHash> modules_;
+  // Per device, made on first use (sized by cuInit's call_once).
+  gpu::PerDevice<CUcontext> primary_contexts_;
+  gpu::PerDevice<gpu::DeviceLimits> limits_;
+  gpu::ModuleCache<ModuleKey, LoadedModule, ModuleKeyHash> modules_;
 };
 
 }  // namespace jitwarm::cuda

@@ -134,9 +134,7 @@ void HipDeviceDriver::require_initialized() {
     if (init_result_ == hipSuccess) {
       static_cast<void>(api_->hipRuntimeGetVersion(&runtime_version_));
     }
-    limits_ = std::make_unique<std::atomic<const gpu::DeviceLimits*>[]>(
-        static_cast<std::size_t>(device_count_));
-    for (int d = 0; d < device_count_; ++d) limits_[d].store(nullptr);
+    limits_.resize(device_count_);
     initialized_.store(true, std::memory_order_release);
   });
   if (init_result_ != hipSuccess) {
@@ -208,33 +206,25 @@ int32_t HipDeviceDriver::device_count() {
 
 const gpu::DeviceLimits& HipDeviceDriver::limits(int32_t device) {
   require_device(device);
-  std::atomic<const gpu::DeviceLimits*>& slot = limits_[device];
-  if (const gpu::DeviceLimits* known = slot.load(std::memory_order_acquire)) {
-    return *known;
-  }
-  std::lock_guard<std::mutex> lock(devices_mutex_);
-  if (const gpu::DeviceLimits* known = slot.load(std::memory_order_acquire)) {
-    return *known;
-  }
-  const auto where = [&] { return "for device " + std::to_string(device); };
-  auto attribute = [&](hipDeviceAttribute_t which) {
-    int value = 0;
-    check(api_->hipDeviceGetAttribute(&value, which, device),
-          "hipDeviceGetAttribute", JW_ERROR_INTERNAL, where);
-    return static_cast<uint32_t>(std::max(value, 1));
-  };
-  auto limits = std::make_unique<gpu::DeviceLimits>();
-  limits->multiprocessor_count =
-      attribute(hipDeviceAttributeMultiprocessorCount);
-  limits->warp_size = attribute(hipDeviceAttributeWarpSize);
-  limits->max_threads_per_block =
-      attribute(hipDeviceAttributeMaxThreadsPerBlock);
-  limits->max_grid.x = attribute(hipDeviceAttributeMaxGridDimX);
-  limits->max_grid.y = attribute(hipDeviceAttributeMaxGridDimY);
-  limits->max_grid.z = attribute(hipDeviceAttributeMaxGridDimZ);
-  slot.store(limits.get(), std::memory_order_release);
-  limits_storage_.push_back(std::move(limits));
-  return *slot.load(std::memory_order_acquire);
+  return limits_.get(device, [&] {
+    const auto where = [&] { return "for device " + std::to_string(device); };
+    auto attribute = [&](hipDeviceAttribute_t which) {
+      int value = 0;
+      check(api_->hipDeviceGetAttribute(&value, which, device),
+            "hipDeviceGetAttribute", JW_ERROR_INTERNAL, where);
+      return static_cast<uint32_t>(std::max(value, 1));
+    };
+    gpu::DeviceLimits limits;
+    limits.multiprocessor_count =
+        attribute(hipDeviceAttributeMultiprocessorCount);
+    limits.warp_size = attribute(hipDeviceAttributeWarpSize);
+    limits.max_threads_per_block =
+        attribute(hipDeviceAttributeMaxThreadsPerBlock);
+    limits.max_grid.x = attribute(hipDeviceAttributeMaxGridDimX);
+    limits.max_grid.y = attribute(hipDeviceAttributeMaxGridDimY);
+    limits.max_grid.z = attribute(hipDeviceAttributeMaxGridDimZ);
+    return limits;
+  });
 }
 
 std::string HipDeviceDriver::device_arch(int32_t device) {
@@ -279,15 +269,7 @@ gpu::LoadedKernel HipDeviceDriver::load_kernel(
         std::min(loaded.limits.max_grid.z, blocks_per_dimension);
     return loaded;
   };
-  {
-    std::shared_lock<std::shared_mutex> lock(modules_mutex_);
-    const auto found = modules_.find(key);
-    if (found != modules_.end()) return finish(found->second);
-  }
-
-  std::unique_lock<std::shared_mutex> lock(modules_mutex_);
-  auto found = modules_.find(key);
-  if (found == modules_.end()) {
+  return finish(modules_.find_or_load(key, [&] {
     const std::string loading = "loading " + std::string(artifact.what) +
                                 " (hsaco) " + on_device(device);
     const CurrentDevice current(*this, device, [&] { return loading; });
@@ -313,9 +295,8 @@ gpu::LoadedKernel HipDeviceDriver::load_kernel(
     }
     module.max_threads_per_block =
         static_cast<uint32_t>(std::max(max_threads, 1));
-    found = modules_.emplace(key, module).first;
-  }
-  return finish(found->second);
+    return module;
+  }));
 }
 
 void HipDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
@@ -412,17 +393,15 @@ void HipDeviceDriver::release_all() {
       init_result_ != hipSuccess) {
     return;
   }
-  std::unique_lock<std::shared_mutex> lock(modules_mutex_);
   int previous = 0;
   const bool known = api_->hipGetDevice(&previous) == hipSuccess;
-  for (const auto& [key, module] : modules_) {
+  modules_.clear([&](const ModuleKey& key, const LoadedModule& module) {
     // Errors are ignored: the runtime may already be shutting down.
     if (api_->hipSetDevice(key.device) == hipSuccess) {
       static_cast<void>(api_->hipModuleUnload(module.module));
     }
-  }
+  });
   if (known) static_cast<void>(api_->hipSetDevice(previous));
-  modules_.clear();
 }
 
 }  // namespace jitwarm::hip

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "device_driver.hpp"
+#include "driver_caches.hpp"
 #include "dynamic_library.hpp"
 
 #include <hip/hip_runtime_api.h>
@@ -135,14 +136,9 @@ class HipDeviceDriver final : public gpu::DeviceDriver {
   int device_count_ = 0;
   int runtime_version_ = 0;
 
-  // Per device, filled on first use under devices_mutex_ and read without a
-  // lock afterwards (every launch reads them).
-  std::mutex devices_mutex_;
-  std::unique_ptr<std::atomic<const gpu::DeviceLimits*>[]> limits_;
-  std::vector<std::unique_ptr<gpu::DeviceLimits>> limits_storage_;
-
-  std::shared_mutex modules_mutex_;
-  std::unordered_map<ModuleKey, LoadedModule, ModuleKeyHash> modules_;
+  // Per device, made on first use (sized by the first call's call_once).
+  gpu::PerDevice<gpu::DeviceLimits> limits_;
+  gpu::ModuleCache<ModuleKey, LoadedModule, ModuleKeyHash> modules_;
 };
 
 }  // namespace jitwarm::hip
