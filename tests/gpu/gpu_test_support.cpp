@@ -489,4 +489,64 @@ DlopenedPlugin& dlopened_plugin(const char* path) {
   return plugin;
 }
 
+jw_artifact_sink artifact_sink(CapturedArtifact& artifact) {
+  jw_artifact_sink sink{};
+  sink.struct_size = sizeof(sink);
+  sink.ctx = &artifact;
+  sink.emit = [](void* ctx, const jw_artifact_desc* desc) -> jw_status {
+    auto* out = static_cast<CapturedArtifact*>(ctx);
+    out->binary.assign(static_cast<const char*>(desc->binary),
+                       desc->binary_size);
+    out->format = desc->format;
+    out->entry_point = desc->entry_point;
+    ++out->emits;
+    return JW_OK;
+  };
+  return sink;
+}
+
+jw_status compile_into(const FakeHost::RecordedImpl& impl, TestKey* key,
+                       CapturedArtifact& artifact) {
+  const jw_artifact_sink sink = artifact_sink(artifact);
+  return impl.impl.compile(impl.impl.user_data,
+                           key != nullptr ? &key->view() : nullptr, &sink);
+}
+
+TestArgs rms_norm_args(int64_t rows, int64_t hidden, double eps) {
+  TestArgs args(kernel_set::kRmsNorm);
+  args.tensor("out", JW_DTYPE_FLOAT32, {rows, hidden})
+      .tensor("x", JW_DTYPE_FLOAT32, {rows, hidden})
+      .integer("x_stride", hidden)
+      .tensor("weight", JW_DTYPE_FLOAT32, {hidden})
+      .floating("eps", eps)
+      .integer("T", rows)
+      .integer("H", hidden);
+  return args;
+}
+
+jw_artifact_view artifact_view(TestKey& key, const std::string& binary,
+                               const std::string& format,
+                               const std::string& entry_point,
+                               uint64_t artifact_id) {
+  jw_artifact_view view{};
+  view.struct_size = sizeof(view);
+  view.key = &key.view();
+  view.binary = binary.data();
+  view.binary_size = binary.size();
+  view.format = format.c_str();
+  view.entry_point = entry_point.c_str();
+  view.artifact_id = artifact_id;
+  return view;
+}
+
+jw_status launch_rms_norm(const FakeHost::RecordedImpl& impl, TestKey& key,
+                          const CapturedArtifact& artifact) {
+  TestArgs args = rms_norm_args(1, 16, 1e-5);
+  const jw_artifact_view view = artifact_view(
+      key, artifact.binary, artifact.format, artifact.entry_point, 42);
+  const auto values = args.values();
+  return impl.impl.launch(impl.impl.user_data, &view, values.data(),
+                          static_cast<uint32_t>(values.size()), nullptr);
+}
+
 }  // namespace jitwarm::gpu_test

@@ -142,4 +142,32 @@ struct DlopenedPlugin {
 // executable; REQUIREs that it loaded, negotiated and registered.
 DlopenedPlugin& dlopened_plugin(const char* path);
 
+// rms_norm's launch arguments: fp32 [rows, hidden] tensors (x_stride =
+// hidden), weight [hidden], `eps`.
+TestArgs rms_norm_args(int64_t rows, int64_t hidden, double eps);
+// The view a launch callback gets of a compiled binary for `key`.
+jw_artifact_view artifact_view(TestKey& key, const std::string& binary,
+                               const std::string& format,
+                               const std::string& entry_point,
+                               uint64_t artifact_id);
+
+// What a plugin's compile callback emitted (every emit counted).
+struct CapturedArtifact {
+  std::string binary;
+  std::string format;
+  std::string entry_point;
+  int emits = 0;
+};
+// A sink that records into `artifact`.
+jw_artifact_sink artifact_sink(CapturedArtifact& artifact);
+// Calls the implementation's compile with `key` (null: no key) into
+// `artifact`.
+jw_status compile_into(const FakeHost::RecordedImpl& impl, TestKey* key,
+                       CapturedArtifact& artifact);
+// Launches an rms_norm implementation on its compiled `artifact` (from
+// `key`) with fake device pointers: what a plugin must refuse when it has
+// no device.
+jw_status launch_rms_norm(const FakeHost::RecordedImpl& impl, TestKey& key,
+                          const CapturedArtifact& artifact);
+
 }  // namespace jitwarm::gpu_test

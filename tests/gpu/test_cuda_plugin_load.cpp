@@ -13,8 +13,9 @@
 #include <set>
 #include <sstream>
 
+using jitwarm::gpu_test::CapturedArtifact;
+using jitwarm::gpu_test::compile_into;
 using jitwarm::gpu_test::FakeHost;
-using jitwarm::gpu_test::TestArgs;
 using jitwarm::gpu_test::TestKey;
 namespace ks = jitwarm::kernel_set;
 
@@ -31,23 +32,6 @@ bool machine_has_cuda_driver() {
   if (handle == nullptr) return false;
   dlclose(handle);
   return true;
-}
-
-struct CapturedArtifact {
-  std::string binary;
-  std::string format;
-  std::string entry_point;
-  int emits = 0;
-};
-
-jw_status capture(void* ctx, const jw_artifact_desc* artifact) {
-  auto* out = static_cast<CapturedArtifact*>(ctx);
-  out->binary.assign(static_cast<const char*>(artifact->binary),
-                     artifact->binary_size);
-  out->format = artifact->format;
-  out->entry_point = artifact->entry_point;
-  ++out->emits;
-  return JW_OK;
 }
 
 }  // namespace
@@ -139,12 +123,7 @@ TEST_CASE("given a key, then the compile callback emits one CUBIN artifact") {
   REQUIRE(impl != nullptr);
   TestKey key(ks::kScatterStates);
   CapturedArtifact artifact;
-  jw_artifact_sink sink{};
-  sink.struct_size = sizeof(sink);
-  sink.ctx = &artifact;
-  sink.emit = &capture;
-  REQUIRE(impl->impl.compile(impl->impl.user_data, &key.view(), &sink) ==
-          JW_OK);
+  REQUIRE(compile_into(*impl, &key, artifact) == JW_OK);
   CHECK(artifact.emits == 1);
   CHECK(artifact.format == "cubin");
   const auto elf = jitwarm::gpu::read_elf(artifact.binary);
@@ -173,42 +152,17 @@ TEST_CASE(
   const FakeHost::RecordedImpl* impl = p.host.impl_for(ks::kRmsNorm);
   REQUIRE(impl != nullptr);
   CapturedArtifact artifact;
-  jw_artifact_sink sink{};
-  sink.struct_size = sizeof(sink);
-  sink.ctx = &artifact;
-  sink.emit = &capture;
   TestKey other(ks::kExpand);  // a key for another kernel
-  CHECK(impl->impl.compile(impl->impl.user_data, &other.view(), &sink) ==
-        JW_ERROR_INVALID_ARGUMENT);
+  CHECK(compile_into(*impl, &other, artifact) == JW_ERROR_INVALID_ARGUMENT);
   CHECK(p.host.last_error.find(std::string(ks::kExpand)) != std::string::npos);
-  CHECK(impl->impl.compile(impl->impl.user_data, nullptr, &sink) ==
-        JW_ERROR_INVALID_ARGUMENT);
+  CHECK(compile_into(*impl, nullptr, artifact) == JW_ERROR_INVALID_ARGUMENT);
   CHECK(artifact.emits == 0);
 
   if (!machine_has_cuda_driver()) {
     TestKey key(ks::kRmsNorm);
-    REQUIRE(impl->impl.compile(impl->impl.user_data, &key.view(), &sink) ==
-            JW_OK);
-    TestArgs args(ks::kRmsNorm);
-    args.tensor("out", JW_DTYPE_FLOAT32, {1, 16})
-        .tensor("x", JW_DTYPE_FLOAT32, {1, 16})
-        .integer("x_stride", 16)
-        .tensor("weight", JW_DTYPE_FLOAT32, {16})
-        .floating("eps", 1e-5)
-        .integer("T", 1)
-        .integer("H", 16);
-    jw_artifact_view view{};
-    view.struct_size = sizeof(view);
-    view.key = &key.view();
-    view.binary = artifact.binary.data();
-    view.binary_size = artifact.binary.size();
-    view.format = artifact.format.c_str();
-    view.entry_point = artifact.entry_point.c_str();
-    view.artifact_id = 42;
-    const auto values = args.values();
-    CHECK(impl->impl.launch(impl->impl.user_data, &view, values.data(),
-                            static_cast<uint32_t>(values.size()),
-                            nullptr) == JW_ERROR_NO_DEVICE);
+    REQUIRE(compile_into(*impl, &key, artifact) == JW_OK);
+    CHECK(jitwarm::gpu_test::launch_rms_norm(*impl, key, artifact) ==
+          JW_ERROR_NO_DEVICE);
     CHECK(p.host.last_error.find("cannot launch") != std::string::npos);
   }
 }

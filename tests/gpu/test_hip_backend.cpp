@@ -381,22 +381,9 @@ TEST_CASE(
   TestKey key(ks::kRmsNorm, "hip:gfx90a");
   key.all_aligned(false);
   const auto compiled = backend->compile(key.view());
-  TestArgs args(ks::kRmsNorm);
-  args.tensor("out", JW_DTYPE_FLOAT32, {2, 8})
-      .tensor("x", JW_DTYPE_FLOAT32, {2, 8})
-      .integer("x_stride", 8)
-      .tensor("weight", JW_DTYPE_FLOAT32, {8})
-      .floating("eps", 1e-6)
-      .integer("T", 2)
-      .integer("H", 8);
-  jw_artifact_view artifact{};
-  artifact.struct_size = sizeof(jw_artifact_view);
-  artifact.key = &key.view();
-  artifact.binary = compiled->binary.data();
-  artifact.binary_size = compiled->binary.size();
-  artifact.format = compiled->format.c_str();
-  artifact.entry_point = compiled->entry_point.c_str();
-  artifact.artifact_id = 1;
+  TestArgs args = jitwarm::gpu_test::rms_norm_args(2, 8, 1e-6);
+  const jw_artifact_view artifact = jitwarm::gpu_test::artifact_view(
+      key, compiled->binary, compiled->format, compiled->entry_point, 1);
   // The first device use asks the runtime, which answers "no device".
   const PluginError e =
       error_of([&] { backend->launch(artifact, args.values(), nullptr); });

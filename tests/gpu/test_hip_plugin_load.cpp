@@ -17,8 +17,9 @@
 #include <set>
 #include <sstream>
 
+using jitwarm::gpu_test::CapturedArtifact;
+using jitwarm::gpu_test::compile_into;
 using jitwarm::gpu_test::FakeHost;
-using jitwarm::gpu_test::TestArgs;
 using jitwarm::gpu_test::TestKey;
 namespace ks = jitwarm::kernel_set;
 
@@ -32,32 +33,6 @@ DlopenedPlugin& plugin() {
 
 bool machine_has_rocm_driver() {
   return std::filesystem::exists("/dev/kfd");
-}
-
-struct CapturedArtifact {
-  std::string binary;
-  std::string format;
-  std::string entry_point;
-  int emits = 0;
-};
-
-jw_status capture(void* ctx, const jw_artifact_desc* artifact) {
-  auto* out = static_cast<CapturedArtifact*>(ctx);
-  out->binary.assign(static_cast<const char*>(artifact->binary),
-                     artifact->binary_size);
-  out->format = artifact->format;
-  out->entry_point = artifact->entry_point;
-  ++out->emits;
-  return JW_OK;
-}
-
-jw_status compile(const FakeHost::RecordedImpl& impl, TestKey& key,
-                  CapturedArtifact& artifact) {
-  jw_artifact_sink sink{};
-  sink.struct_size = sizeof(sink);
-  sink.ctx = &artifact;
-  sink.emit = &capture;
-  return impl.impl.compile(impl.impl.user_data, &key.view(), &sink);
 }
 
 std::string text_of(jw_status (*callback)(void*, const jw_compile_key_view*,
@@ -181,7 +156,8 @@ TEST_CASE(
     CAPTURE(target);
     TestKey key(ks::kPackSeq, target);
     CapturedArtifact artifact;
-    REQUIRE_MESSAGE(compile(*impl, key, artifact) == JW_OK, p.host.last_error);
+    REQUIRE_MESSAGE(compile_into(*impl, &key, artifact) == JW_OK,
+                    p.host.last_error);
     CHECK(artifact.emits == 1);
     CHECK(artifact.format == "hsaco");
     const auto code_object = jitwarm::hip::read_code_object(artifact.binary);
@@ -211,37 +187,19 @@ TEST_CASE(
   REQUIRE(impl != nullptr);
   CapturedArtifact artifact;
   TestKey other(ks::kExpand, "hip:gfx90a");  // a key for another kernel
-  CHECK(compile(*impl, other, artifact) == JW_ERROR_INVALID_ARGUMENT);
+  CHECK(compile_into(*impl, &other, artifact) == JW_ERROR_INVALID_ARGUMENT);
   CHECK(p.host.last_error.find(std::string(ks::kExpand)) != std::string::npos);
   TestKey unknown(ks::kRmsNorm, "hip:gfx9999");
-  CHECK(compile(*impl, unknown, artifact) == JW_ERROR_UNSUPPORTED);
+  CHECK(compile_into(*impl, &unknown, artifact) == JW_ERROR_UNSUPPORTED);
   CHECK(p.host.last_error.find("no HIP compiler here compiles for "
                                "hip:gfx9999") != std::string::npos);
   CHECK(artifact.emits == 0);
 
   if (!machine_has_rocm_driver()) {
     TestKey key(ks::kRmsNorm, "hip:gfx90a");
-    REQUIRE(compile(*impl, key, artifact) == JW_OK);
-    TestArgs args(ks::kRmsNorm);
-    args.tensor("out", JW_DTYPE_FLOAT32, {1, 16})
-        .tensor("x", JW_DTYPE_FLOAT32, {1, 16})
-        .integer("x_stride", 16)
-        .tensor("weight", JW_DTYPE_FLOAT32, {16})
-        .floating("eps", 1e-5)
-        .integer("T", 1)
-        .integer("H", 16);
-    jw_artifact_view view{};
-    view.struct_size = sizeof(view);
-    view.key = &key.view();
-    view.binary = artifact.binary.data();
-    view.binary_size = artifact.binary.size();
-    view.format = artifact.format.c_str();
-    view.entry_point = artifact.entry_point.c_str();
-    view.artifact_id = 42;
-    const auto values = args.values();
-    CHECK(impl->impl.launch(impl->impl.user_data, &view, values.data(),
-                            static_cast<uint32_t>(values.size()),
-                            nullptr) == JW_ERROR_NO_DEVICE);
+    REQUIRE(compile_into(*impl, &key, artifact) == JW_OK);
+    CHECK(jitwarm::gpu_test::launch_rms_norm(*impl, key, artifact) ==
+          JW_ERROR_NO_DEVICE);
     CHECK(p.host.last_error.find("jitwarm-hip cannot launch") !=
           std::string::npos);
   }
