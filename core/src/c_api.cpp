@@ -4,6 +4,7 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include "errors.hpp"
+#include "runtime_impl.hpp"
 
 struct jw_runtime {
   jitwarm::Runtime runtime;
@@ -90,12 +91,11 @@ JITWARM_EXPORT jw_status jw_kernel_launch(jw_kernel_handle* kernel,
   return c_guard([&] {
     require(kernel, "kernel");
     if (num_args > 0) require(args, "args");
-    jitwarm::LaunchOptions options;
-    if (platform != nullptr) options.platform = platform;
-    options.device = device;
-    options.stream = stream;
-    kernel->handle.launch(std::span<const jw_arg_value>(args, num_args),
-                          options);
+    // Straight to the launch path: no LaunchOptions (and no string) per call.
+    jitwarm::detail::RuntimeImpl::launch(
+        kernel->handle, std::span<const jw_arg_value>(args, num_args),
+        platform != nullptr ? std::string_view(platform) : std::string_view(),
+        device, stream);
   });
 }
 

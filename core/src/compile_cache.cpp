@@ -122,14 +122,17 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
     if (compiled) {
       if (compiler.before_compile) compiler.before_compile();
       const auto start = std::chrono::steady_clock::now();
-      compiles_.fetch_add(1, std::memory_order_relaxed);
+      if (compiler.counts_as_compile)
+        compiles_.fetch_add(1, std::memory_order_relaxed);
       artifact = compiler.compile();
-      compile_nanoseconds_.fetch_add(
-          static_cast<uint64_t>(
-              std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::steady_clock::now() - start)
-                  .count()),
-          std::memory_order_relaxed);
+      if (compiler.counts_as_compile) {
+        compile_nanoseconds_.fetch_add(
+            static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - start)
+                    .count()),
+            std::memory_order_relaxed);
+      }
       if (fingerprint) {
         if (store_->store(key, *fingerprint, *artifact)) {
           disk_writes_.fetch_add(1, std::memory_order_relaxed);
@@ -172,9 +175,13 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
   }
 }
 
+void CompileCache::count_hit() {
+  launch_hits_.add(1);
+}
+
 CacheStats CompileCache::stats() const {
   CacheStats s;
-  s.hits = hits_.load();
+  s.hits = hits_.load() + launch_hits_.sum();
   s.misses = misses_.load();
   s.compiles = compiles_.load();
   s.disk_hits = disk_hits_.load();

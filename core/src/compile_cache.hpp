@@ -22,6 +22,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "striped_counter.hpp"
+
 namespace jitwarm::detail {
 
 struct Artifact {
@@ -61,6 +63,9 @@ class CompileCache {
     // Runs on the artifact (compiled or read from the store) before it is
     // published.
     std::function<void(Artifact&)> finalize;
+    // False for implementations that compile nothing
+    // (JW_IMPL_COMPILES_NOTHING): `compile` runs but is not counted.
+    bool counts_as_compile = true;
   };
   struct Lookup {
     const Artifact* artifact;
@@ -84,6 +89,9 @@ class CompileCache {
   // as nothing; the caller goes on to get_or_compile, which counts the
   // miss). Builds no Compiler on a hit.
   const Artifact* hit(const CompileKey& key);
+  // A launch answered by a prepared launch (prepared_launch.hpp), which
+  // holds its artifact: counted as a hit, without touching a shard.
+  void count_hit();
   CacheStats stats() const;
 
  private:
@@ -97,6 +105,7 @@ class CompileCache {
   std::atomic<uint64_t> hits_{0}, misses_{0}, compiles_{0}, disk_hits_{0},
       disk_writes_{0}, disk_rejects_{0}, compile_nanoseconds_{0};
   std::atomic<std::size_t> entries_{0};
+  StripedCounter launch_hits_;  // bumped by concurrent launches
 };
 
 uint64_t next_artifact_id();

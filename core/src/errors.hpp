@@ -16,6 +16,9 @@
 namespace jitwarm::detail {
 
 void set_last_error(std::string message);
+// Before calling into a plugin, so an error it reports without set_error is
+// not blamed on a stale message.
+void clear_last_error();
 const char* last_error();
 
 template <typename... Args>

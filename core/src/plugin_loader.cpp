@@ -54,8 +54,8 @@ void host_log(void* ctx, jw_log_level level, const char* message) {
   const std::string name = lib.api_ != nullptr && lib.api_->name != nullptr
                                ? lib.api_->name
                                : fs::path(lib.path_).filename().string();
-  lib.runtime_.logger.log(level,
-                          fmt::format("[{}] {}", name, message ? message : ""));
+  lib.runtime_.logger().log(
+      level, fmt::format("[{}] {}", name, message ? message : ""));
 }
 
 void host_set_error(void*, const char* message) {
@@ -88,7 +88,7 @@ jw_status host_define_schema(void* ctx, const jw_kernel_schema* schema) {
     if (schema == nullptr)
       fail(JW_ERROR_INVALID_ARGUMENT, "define_schema: schema is null");
     KernelSchema s = KernelSchema::from_c(*schema, lib.path_);
-    lib.runtime_.registry.check_schema_is_new(s.name(), lib.path_);
+    lib.runtime_.registry().check_schema_is_new(s.name(), lib.path_);
     for (const auto& other : staging.schemas) {
       if (other.name() == s.name()) {
         fail(JW_ERROR_ALREADY_EXISTS, "kernel schema {} is defined twice by {}",
@@ -132,7 +132,8 @@ jw_status host_register_platform(void* ctx, const jw_platform_desc* platform) {
            "are required",
            platform->name);
     }
-    if (auto existing = lib.runtime_.find_platform(platform->name)) {
+    if (const PlatformRecord* existing =
+            lib.runtime_.platforms().find(platform->name)) {
       fail(JW_ERROR_ALREADY_EXISTS, "platform {} is already registered by {}",
            platform->name, existing->origin);
     }
@@ -150,7 +151,7 @@ jw_status host_cache_get(void* ctx, const void* key, size_t key_size,
                          const jw_text_sink* out) {
   auto& lib = library_of(ctx);
   return c_guard([&] {
-    auto disk = lib.runtime_.disk_cache;
+    DiskCache* disk = lib.runtime_.disk_cache();
     std::optional<std::string> value;
     if (disk)
       value = disk->get_blob(
@@ -165,7 +166,7 @@ jw_status host_cache_put(void* ctx, const void* key, size_t key_size,
                          const void* value, size_t value_size) {
   auto& lib = library_of(ctx);
   return c_guard([&] {
-    auto disk = lib.runtime_.disk_cache;
+    DiskCache* disk = lib.runtime_.disk_cache();
     if (disk) {
       disk->put_blob(
           std::string_view(static_cast<const char*>(key), key_size),
@@ -272,14 +273,14 @@ void PluginLibrary::build_host_table() {
 }
 
 PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
-  std::lock_guard load_lock(load_mutex);
+  std::lock_guard load_lock(load_mutex_);
   PluginLoadRecord record;
   record.path = path;
   const auto finish = [&]() {
-    std::lock_guard lock(history_mutex);
-    history.push_back(record);
+    std::lock_guard lock(history_mutex_);
+    history_.push_back(record);
     const jw_log_level level = record.loaded ? JW_LOG_DEBUG : JW_LOG_WARNING;
-    logger.log(
+    logger_.log(
         level,
         record.loaded
             ? fmt::format("plugin {} loaded from {}", record.plugin_name, path)
@@ -368,8 +369,8 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   record.plugin_version = n.plugin->version != nullptr ? n.plugin->version : "";
   if (record.plugin_name.empty())
     record.plugin_name = fs::path(path).stem().string();
-  if (auto it = loaded_plugin_paths.find(record.plugin_name);
-      it != loaded_plugin_paths.end()) {
+  if (auto it = loaded_plugin_paths_.find(record.plugin_name);
+      it != loaded_plugin_paths_.end()) {
     library->api_ = nullptr;  // never registered: no shutdown
     reject(record, PluginRejection::duplicate,
            fmt::format("plugin {} is already loaded from {}",
@@ -393,13 +394,13 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     return finish();
   }
   try {
-    commit(staging, path, &record);
+    commit(staging, &record);
   } catch (const Error& e) {
     reject(record, PluginRejection::registration_failed, e.what());
     return finish();
   }
   library->self_ = nullptr;
-  loaded_plugin_paths.emplace(record.plugin_name, path);
+  loaded_plugin_paths_.emplace(record.plugin_name, path);
   record.loaded = true;
   return finish();
 }

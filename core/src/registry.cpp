@@ -5,6 +5,8 @@
 #include <set>
 
 #include "errors.hpp"
+#include "prepared_launch.hpp"
+#include "striped_counter.hpp"
 
 namespace jitwarm::detail {
 namespace {
@@ -54,6 +56,30 @@ std::shared_ptr<ImplRecord> ImplRecord::from_c(
     fail(JW_ERROR_INVALID_ARGUMENT,
          "implementation of {} from {} lacks compile or launch",
          impl.kernel_name, origin);
+  }
+  // Appended fields (jitwarm.h R3): read only inside the writer's size.
+  const auto has_field = [&](std::size_t end) {
+    return impl.struct_size >= end;
+  };
+  const bool has_prepare =
+      has_field(offsetof(jw_kernel_impl, release_prepared) +
+                sizeof(impl.release_prepared)) &&
+      (impl.prepare != nullptr || impl.launch_prepared != nullptr ||
+       impl.release_prepared != nullptr);
+  if (has_prepare &&
+      (impl.prepare == nullptr || impl.launch_prepared == nullptr ||
+       impl.release_prepared == nullptr)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation of {} from {} sets some of prepare, launch_prepared "
+         "and release_prepared: it needs all three or none",
+         impl.kernel_name, origin);
+  }
+  constexpr uint32_t kKnownImplFlags = JW_IMPL_COMPILES_NOTHING;
+  if (has_field(offsetof(jw_kernel_impl, flags) + sizeof(impl.flags)) &&
+      (impl.flags & ~kKnownImplFlags) != 0) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "implementation of {} from {} has unknown flags {:#x}",
+         impl.kernel_name, origin, impl.flags & ~kKnownImplFlags);
   }
   if (impl.num_param_names > 0 && impl.param_names == nullptr) {
     fail(JW_ERROR_INVALID_ARGUMENT,
@@ -148,11 +174,17 @@ void bind_to_schema(ImplRecord& impl, const KernelSchema& schema) {
   }
 }
 
-const ImplRecord* KernelState::winner(std::string_view platform) const {
+const KernelState::Platform* KernelState::find(
+    std::string_view platform) const {
   for (const auto& p : platforms) {
-    if (p.name == platform && !p.stack.empty()) return p.stack.front().get();
+    if (p.name == platform && !p.stack.empty()) return &p;
   }
   return nullptr;
+}
+
+const ImplRecord* KernelState::winner(std::string_view platform) const {
+  const Platform* p = find(platform);
+  return p != nullptr ? p->stack.front().get() : nullptr;
 }
 
 std::string KernelState::platform_list() const {
@@ -164,11 +196,7 @@ std::string KernelState::platform_list() const {
 }
 
 StateReaders::Guard StateReaders::enter() const {
-  // Threads take stripes in turn, so up to kStripes threads never share a
-  // counter's cache line.
-  static std::atomic<std::size_t> next_stripe{0};
-  thread_local const std::size_t stripe =
-      next_stripe.fetch_add(1, std::memory_order_relaxed) % kStripes;
+  const std::size_t stripe = thread_stripe(kStripes);
   for (;;) {
     const uint64_t epoch = epoch_.load(std::memory_order_seq_cst);
     std::atomic<int64_t>& count = counts_[epoch & 1][stripe].value;
@@ -416,6 +444,7 @@ void Registry::publish_locked(Kernel& kernel) {
     KernelState::Platform p;
     p.name = platform;
     for (const auto& e : stack) p.stack.push_back(e.impl);
+    p.prepared.reset(new PreparedLaunchTable());
     state->platforms.push_back(std::move(p));
   }
   // Room first: once the new state is published, retiring the old one must

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "counted_mutex.hpp"
 #include "log.hpp"
 
 namespace jitwarm::detail {
@@ -64,14 +65,26 @@ struct ImplRecord {
 // are the schema's names, positional when none is, an error otherwise.
 void bind_to_schema(ImplRecord& impl, const KernelSchema& schema);
 
-// What a launch reads: immutable once published.
+class PreparedLaunchTable;  // prepared_launch.hpp
+struct PreparedLaunchTableDeleter {
+  void operator()(PreparedLaunchTable* table) const;
+};
+
+// What a launch reads: immutable once published (its prepared-launch tables
+// only grow, lock-free; prepared_launch.hpp).
 struct KernelState {
   std::shared_ptr<const KernelSchema> schema;
   struct Platform {
     std::string name;
     std::vector<std::shared_ptr<ImplRecord>> stack;  // newest first
+    // Launches of the winner (stack.front()) prepared so far. Declared
+    // after the stack so it is destroyed first: a prepared launch is
+    // released before its implementation can be destroyed.
+    std::unique_ptr<PreparedLaunchTable, PreparedLaunchTableDeleter> prepared;
   };
   std::vector<Platform> platforms;
+  // The platform's entry when it has an implementation, else nullptr.
+  const Platform* find(std::string_view platform) const;
   const ImplRecord* winner(std::string_view platform) const;
   std::string platform_list() const;
 };
@@ -195,7 +208,7 @@ class Registry {
   Kernel& kernel_locked(std::string_view name);
 
   const Logger& logger_;
-  mutable std::mutex mutex_;
+  mutable CountedMutex mutex_;
   std::map<std::string, Kernel, std::less<>> kernels_;
   std::vector<Entry> pending_;
   std::vector<Retired> retired_;

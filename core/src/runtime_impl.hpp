@@ -1,43 +1,37 @@
-// RuntimeImpl: what a jitwarm::Runtime owns — registry, platforms, loaded
-// plugin libraries, the compile cache, the JIT monitor — and the launch path.
+// RuntimeImpl: what a jitwarm::Runtime owns, one concept per file:
+//   runtime.cpp            construction, committing a plugin's registration,
+//                          and the public C++ API (thin forwarding)
+//   plugin_loader.cpp      plugin search, loading, the host services table
+//   platforms.cpp          platforms and the default launch platform
+//   launch.cpp             the launch path, top to bottom, and
+//                          compile-through-cache
+//   jit_monitor.cpp        seal, off/warn/error, record mode, counters
+//   warmup_execution.cpp   planning and compiling warmup keys
+//   host_kernels.cpp       register_kernels and host-function kernels
 #pragma once
 
 #include <jitwarm/jitwarm.hpp>
 
-#include <array>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "argument_signature.hpp"
 #include "compile_cache.hpp"
 #include "disk_cache.hpp"
+#include "jit_monitor.hpp"
 #include "log.hpp"
+#include "platforms.hpp"
 #include "registry.hpp"
 
 namespace jitwarm::detail {
 
 class PluginLibrary;
-
-// A platform registered by a plugin, with its per-device targets cached so
-// the launch path reads them without a lock.
-struct PlatformRecord {
-  static constexpr int kMaxDevices = 64;
-  jw_platform_desc c{};
-  std::string name;
-  std::string origin;
-  std::shared_ptr<void> keep_alive;
-  std::array<std::atomic<const std::string*>, kMaxDevices> targets{};
-  std::mutex target_mutex;  // only for filling `targets`
-  std::vector<std::unique_ptr<std::string>> target_storage;
-
-  ~PlatformRecord();
-  PlatformInfo info() const;
-  const std::string& target(int32_t device);
-};
+struct PreparedLaunch;
 
 // Registration staged during one plugin's register_all, committed only if
 // everything in it is valid (a rejected plugin leaves no trace).
@@ -56,27 +50,25 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   // --- plugins (plugin_loader.cpp)
   PluginLoadRecord load_plugin(const std::string& path);
   PluginLoadReport load_plugins(const PluginLoadOptions& options);
+  std::vector<PluginLoadRecord> load_history() const;
+  void commit(RegistrationStaging& staging, PluginLoadRecord* record);
 
-  // --- registry and platforms
-  void commit(RegistrationStaging& staging, const std::string& origin,
-              PluginLoadRecord* record);
-  std::shared_ptr<PlatformRecord> find_platform(std::string_view name) const;
-  std::vector<std::shared_ptr<PlatformRecord>> platform_records() const;
-  std::string default_platform();
-  std::string target_for(std::string_view platform, int32_t device);
-
-  // --- launch path and compile
+  // --- launch path (launch.cpp)
   void launch(const KernelSlot& slot, std::span<const jw_arg_value> args,
-              const LaunchOptions& options);
+              std::string_view platform, int32_t device, void* stream);
+  // A handle's launch, as KernelHandle::launch does it (for the C API).
+  static void launch(const KernelHandle& handle,
+                     std::span<const jw_arg_value> args,
+                     std::string_view platform, int32_t device, void* stream);
   CompileKey key_for(const KernelSlot& slot, std::span<const jw_arg_value> args,
-                     const LaunchOptions& options);
+                     std::string_view platform, int32_t device);
   // Compiles (or finds) `key` with `impl`; `from_launch` routes a real
   // compile through the JIT monitor.
   CompileCache::Lookup compile(const ImplRecord& impl,
                                const KernelSchema& schema,
                                const CompileKey& key, bool from_launch);
 
-  // --- warmup
+  // --- warmup (warmup_execution.cpp)
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,
                       const WarmupOptions& options);
   WarmupResult warmup_keys(const std::vector<CompileKey>& keys,
@@ -84,24 +76,19 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::vector<CompileKey> warmup_plan(
       const std::vector<WarmupRequest>& requests, const WarmupOptions& options);
 
-  // --- JIT monitor
-  void seal() { sealed_.store(true); }
-  bool sealed() const { return sealed_.load(); }
-  std::atomic<JitMonitorMode> monitor_mode{JitMonitorMode::off};
-  void set_record_path(std::string path);
+  // --- host kernels (host_kernels.cpp)
+  RegistrationHandle register_kernels(std::vector<KernelOverride> overrides,
+                                      const std::string& origin);
 
-  Logger logger;  // first: the registry logs through it
-  Registry registry;
-  CompileCache cache;
-  std::shared_ptr<DiskCache> disk_cache;  // may be null
-  std::vector<PluginLoadRecord> history;
-  mutable std::mutex history_mutex;
-
-  // Plugin libraries by plugin name, to refuse a second copy.
-  std::map<std::string, std::string> loaded_plugin_paths;
-  std::mutex load_mutex;  // one plugin load at a time
+  Logger& logger() { return logger_; }
+  Registry& registry() { return registry_; }
+  Platforms& platforms() { return platforms_; }
+  CompileCache& cache() { return cache_; }
+  JitMonitor& monitor() { return monitor_; }
+  DiskCache* disk_cache() { return disk_cache_.get(); }
 
  private:
+  friend class PluginLibrary;
   struct WarmupWork {
     std::shared_ptr<const KernelSchema> schema;
     std::shared_ptr<ImplRecord> impl;
@@ -111,21 +98,29 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
                                const WarmupOptions& options);
   WarmupResult compile_all(const std::vector<WarmupWork>& work,
                            const WarmupOptions& options);
-  const ImplRecord& resolve(const KernelState& state, std::string_view platform,
-                            std::string* platform_name);
-  void on_launch_compile(const KernelSchema& schema, const CompileKey& key,
-                         std::string_view platform);
+  // The winner on `platform` (empty: the default platform), or throws.
+  const KernelState::Platform& resolve(const KernelState& state,
+                                       std::string_view* platform);
+  // The launch path's miss: derive the key, compile through the cache,
+  // prepare with the implementation, publish.
+  const PreparedLaunch& prepare(const KernelState& state,
+                                const KernelState::Platform& entry,
+                                std::string_view platform, int32_t device,
+                                const ArgumentSignature& signature,
+                                uint64_t hash);
 
-  mutable std::mutex platforms_mutex_;
-  std::vector<std::shared_ptr<PlatformRecord>> platforms_;
-  std::atomic<const std::string*> default_platform_{nullptr};
-  std::vector<std::unique_ptr<std::string>> default_platform_storage_;
+  Logger logger_;  // first: the registry logs through it
+  Registry registry_;
+  Platforms platforms_;
+  CompileCache cache_;
+  std::shared_ptr<DiskCache> disk_cache_;  // may be null
+  JitMonitor monitor_;
 
-  std::atomic<bool> sealed_{false};
-  std::mutex monitor_mutex_;
-  std::set<std::string> warned_keys_;
-  std::string record_path_;
-  std::set<std::string> recorded_keys_;
+  mutable std::mutex history_mutex_;
+  std::vector<PluginLoadRecord> history_;
+  // Plugin libraries by plugin name, to refuse a second copy.
+  std::map<std::string, std::string> loaded_plugin_paths_;
+  std::mutex load_mutex_;  // one plugin load at a time
 };
 
 // Builds the view of a key an implementation receives (its parameter order).

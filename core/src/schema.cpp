@@ -95,9 +95,12 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
     }
     s.params_.push_back(std::move(d));
   }
-  for (const ParamDesc& d : s.params_) {
+  s.same_dtype_index_.assign(s.params_.size(), -1);
+  for (std::size_t i = 0; i < s.params_.size(); ++i) {
+    const ParamDesc& d = s.params_[i];
     if (d.same_dtype_as.empty()) continue;
     const int other = s.index_of(d.same_dtype_as);
+    s.same_dtype_index_[i] = other;
     if (other < 0 || s.params_[other].kind != JW_PARAM_TENSOR ||
         d.same_dtype_as == d.name) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,

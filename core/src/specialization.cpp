@@ -1,8 +1,14 @@
-// The specialization rules (DESIGN.md "Specialization") and derive_key, the
-// one function that maps arguments to a compile key for both the launch
+// The specialization rules (DESIGN.md "Specialization"), argument
+// validation, argument signatures (argument_signature.hpp) and derive_key,
+// the one function that maps arguments to a compile key for both the launch
 // path and warmup.
+#include "argument_signature.hpp"
 #include "errors.hpp"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
 #include <cstring>
 
 namespace jitwarm {
@@ -61,109 +67,6 @@ jw_scalar canonical_constexpr(jw_scalar s) {
   return s;
 }
 
-struct TensorView {
-  const jw_tensor_meta* meta = nullptr;
-  bool aligned = false;
-  bool runtime = false;
-  const void* data = nullptr;
-};
-
-TensorView tensor_of(const jw_arg_value& a, const KernelSchema& schema,
-                     const ParamDesc& p) {
-  TensorView v;
-  if (a.kind == JW_VALUE_TENSOR) {
-    if (a.value.tensor == nullptr) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}': tensor pointer is null", schema.name(),
-                   p.name);
-    }
-    const jw_tensor& t = *a.value.tensor;
-    if (t.struct_size < offsetof(jw_tensor, device_index) + sizeof(int32_t)) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}': jw_tensor struct_size {} is too small",
-                   schema.name(), p.name, t.struct_size);
-    }
-    v.meta = &t.meta;
-    v.runtime = true;
-    v.data = t.data;
-    // The specialization of a runtime tensor comes from its pointer, so a
-    // warmup tensor with the same metadata and the flag set matches it.
-    v.aligned = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-  } else if (a.kind == JW_VALUE_WARMUP_TENSOR) {
-    if (a.value.meta == nullptr) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}': tensor metadata pointer is null",
-                   schema.name(), p.name);
-    }
-    v.meta = a.value.meta;
-    v.aligned = (v.meta->flags & JW_TENSOR_ALIGNED_16) != 0;
-  } else {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}' takes a tensor, got {}", schema.name(),
-                 p.name, describe_value_kind(a));
-  }
-  const jw_tensor_meta& m = *v.meta;
-  const int dtype = detail::raw_enum(m.dtype);
-  if (dtype <= JW_DTYPE_INVALID || dtype >= JW_DTYPE_COUNT) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}': invalid dtype {}", schema.name(), p.name,
-                 dtype);
-  }
-  if (m.struct_size < sizeof(jw_tensor_meta)) {
-    detail::fail(
-        JW_ERROR_INVALID_ARGUMENT,
-        "{}: parameter '{}': jw_tensor_meta struct_size {} is too small",
-        schema.name(), p.name, m.struct_size);
-  }
-  if (p.allowed_dtypes != 0 &&
-      (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}' does not take {} (allowed: {})",
-                 schema.name(), p.name, dtype_name(m.dtype),
-                 dtype_list(p.allowed_dtypes));
-  }
-  if (m.rank > JW_MAX_RANK) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': rank {} > {}",
-                 schema.name(), p.name, m.rank, JW_MAX_RANK);
-  }
-  if (p.rank >= 0 && m.rank != static_cast<uint32_t>(p.rank)) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}' must have rank {}, got rank {}",
-                 schema.name(), p.name, p.rank, m.rank);
-  }
-  for (uint32_t i = 0; i < m.rank; ++i) {
-    if (m.shape[i] < 0) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}': dimension {} has negative extent {}",
-                   schema.name(), p.name, i, m.shape[i]);
-    }
-    if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0 && m.strides[i] < 0) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}': dimension {} has negative stride {}",
-                   schema.name(), p.name, i, m.strides[i]);
-    }
-  }
-  if (p.has_flag(JW_PARAM_CONTIGUOUS) && !is_compact_row_major(m)) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}' must be contiguous (compact row-major)",
-                 schema.name(), p.name);
-  }
-  if (p.has_flag(JW_PARAM_INNER_CONTIGUOUS) && m.rank > 0 &&
-      (m.flags & JW_TENSOR_HAS_STRIDES) != 0 && m.shape[m.rank - 1] > 1 &&
-      m.strides[m.rank - 1] != 1) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}' must have a unit stride in its last "
-                 "dimension, got {}",
-                 schema.name(), p.name, m.strides[m.rank - 1]);
-  }
-  if (v.runtime && v.data == nullptr && element_count(m) != 0) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "{}: parameter '{}': null data for a tensor of {} elements",
-                 schema.name(), p.name, element_count(m));
-  }
-  return v;
-}
-
 }  // namespace
 
 std::string int128_to_string(__int128 value) {
@@ -219,31 +122,216 @@ __int128 scalar_specialization_rep(IntSpec spec) {
                static_cast<int>(spec.type));
 }
 
-CompileKey derive_key(const KernelSchema& schema,
-                      std::span<const jw_arg_value> args,
-                      std::string_view target, std::string_view impl_name) {
+}  // namespace jitwarm
+
+// ===========================================================================
+// Argument signatures and derive_key
+// ===========================================================================
+namespace jitwarm::detail {
+namespace {
+
+// Word packing (argument_signature.hpp has the layout).
+constexpr uint64_t pack_int_spec(IntSpec spec) {
+  return static_cast<uint64_t>(spec.type) |
+         static_cast<uint64_t>(spec.value_class) << 8;
+}
+IntSpec unpack_int_spec(uint64_t word) {
+  return IntSpec{static_cast<jw_int_type>(word & 0xFF),
+                 static_cast<jw_int_class>((word >> 8) & 0xFF)};
+}
+constexpr uint64_t pack_stride_spec(IntSpec spec) {
+  return static_cast<uint64_t>(spec.type) |
+         static_cast<uint64_t>(spec.value_class) << 2;
+}
+IntSpec unpack_stride_spec(uint64_t nibble) {
+  return IntSpec{static_cast<jw_int_type>(nibble & 0x3),
+                 static_cast<jw_int_class>((nibble >> 2) & 0x3)};
+}
+// JW_PARAM_SCALAR: how it was passed, and its int or float specialization.
+uint64_t pack_scalar(jw_scalar_kind kind, IntSpec spec, jw_float_type type) {
+  return static_cast<uint64_t>(kind) | pack_int_spec(spec) << 8 |
+         static_cast<uint64_t>(type) << 24;
+}
+uint64_t value_bits(const jw_scalar& s) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &s.value, sizeof bits);
+  return s.kind == JW_SCALAR_BOOL ? (s.value.i != 0 ? 1 : 0) : bits;
+}
+jw_float_type float_type_of(const ParamDesc& p) {
+  return p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
+}
+bool has_elements(const jw_tensor_meta& m) {
+  for (uint32_t i = 0; i < m.rank; ++i) {
+    if (m.shape[i] == 0) return false;
+  }
+  return true;
+}
+
+// Validates one tensor argument and returns its metadata; *aligned is the
+// 16-byte alignment a key sees (from the pointer for a runtime tensor).
+const jw_tensor_meta& checked_tensor(const jw_arg_value& a,
+                                     const KernelSchema& schema,
+                                     const ParamDesc& p, ArgumentUse use,
+                                     bool* aligned, int32_t* device) {
+  const jw_tensor_meta* meta = nullptr;
+  const void* data = nullptr;
+  bool runtime = false;
+  if (a.kind == JW_VALUE_TENSOR) {
+    if (a.value.tensor == nullptr) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}': tensor pointer is null", schema.name(), p.name);
+    }
+    const jw_tensor& t = *a.value.tensor;
+    if (t.struct_size < offsetof(jw_tensor, device_index) + sizeof(int32_t)) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}': jw_tensor struct_size {} is too small",
+           schema.name(), p.name, t.struct_size);
+    }
+    meta = &t.meta;
+    runtime = true;
+    data = t.data;
+    // The specialization of a runtime tensor comes from its pointer, so a
+    // warmup tensor with the same metadata and the flag set matches it.
+    *aligned = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
+    if (*device != ArgumentSignature::kNoDevice && t.device_index != *device) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}' is on device {}; earlier tensors are on device "
+           "{}",
+           schema.name(), p.name, t.device_index, *device);
+    }
+    *device = t.device_index;
+  } else if (a.kind == JW_VALUE_WARMUP_TENSOR) {
+    if (use == ArgumentUse::launch) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: warmup tensors (metadata without storage) cannot be launched",
+           schema.name());
+    }
+    if (a.value.meta == nullptr) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}': tensor metadata pointer is null", schema.name(),
+           p.name);
+    }
+    meta = a.value.meta;
+    *aligned = (meta->flags & JW_TENSOR_ALIGNED_16) != 0;
+  } else {
+    fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}' takes a tensor, got {}",
+         schema.name(), p.name, describe_value_kind(a));
+  }
+  const jw_tensor_meta& m = *meta;
+  const int dtype = raw_enum(m.dtype);
+  if (dtype <= JW_DTYPE_INVALID || dtype >= JW_DTYPE_COUNT) {
+    fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': invalid dtype {}",
+         schema.name(), p.name, dtype);
+  }
+  if (m.struct_size < sizeof(jw_tensor_meta)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: parameter '{}': jw_tensor_meta struct_size {} is too small",
+         schema.name(), p.name, m.struct_size);
+  }
+  if (p.allowed_dtypes != 0 &&
+      (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: parameter '{}' does not take {} (allowed: {})", schema.name(),
+         p.name, dtype_name(m.dtype), dtype_list(p.allowed_dtypes));
+  }
+  if (m.rank > JW_MAX_RANK) {
+    fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': rank {} > {}",
+         schema.name(), p.name, m.rank, JW_MAX_RANK);
+  }
+  if (p.rank >= 0 && m.rank != static_cast<uint32_t>(p.rank)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: parameter '{}' must have rank {}, got rank {}", schema.name(),
+         p.name, p.rank, m.rank);
+  }
+  const bool has_strides = (m.flags & JW_TENSOR_HAS_STRIDES) != 0;
+  for (uint32_t i = 0; i < m.rank; ++i) {
+    if (m.shape[i] < 0) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}': dimension {} has negative extent {}",
+           schema.name(), p.name, i, m.shape[i]);
+    }
+    if (has_strides && m.strides[i] < 0) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}': dimension {} has negative stride {}",
+           schema.name(), p.name, i, m.strides[i]);
+    }
+  }
+  if (p.has_flag(JW_PARAM_CONTIGUOUS) && !is_compact_row_major(m)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: parameter '{}' must be contiguous (compact row-major)",
+         schema.name(), p.name);
+  }
+  if (p.has_flag(JW_PARAM_INNER_CONTIGUOUS) && m.rank > 0 && has_strides &&
+      m.shape[m.rank - 1] > 1 && m.strides[m.rank - 1] != 1) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: parameter '{}' must have a unit stride in its last "
+         "dimension, got {}",
+         schema.name(), p.name, m.strides[m.rank - 1]);
+  }
+  if (runtime && data == nullptr && has_elements(m)) {
+    __int128 count = 1;
+    for (uint32_t i = 0; i < m.rank; ++i) {
+      count = std::min<__int128>(count * m.shape[i], INT64_MAX);
+    }
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: parameter '{}': null data for a tensor of {} elements",
+         schema.name(), p.name, int128_to_string(count));
+  }
+  return m;
+}
+
+// Strides in elements as the key sees them (compact row-major when absent),
+// packed 4 bits each.
+uint64_t stride_word(const jw_tensor_meta& m) {
+  uint64_t word = 0;
+  int64_t running = 1;
+  const bool has_strides = (m.flags & JW_TENSOR_HAS_STRIDES) != 0;
+  for (uint32_t i = m.rank; i-- > 0;) {
+    const int64_t stride = has_strides ? m.strides[i] : running;
+    if (!has_strides) running *= std::max<int64_t>(m.shape[i], 1);
+    word |= pack_stride_spec(specialize_integer(stride, false)) << (4 * i);
+  }
+  return word;
+}
+
+}  // namespace
+
+void ArgumentSignature::reset(uint32_t num_params) {
+  size_ = kWordsPerParam * num_params;
+  if (num_params > kInlineParams) {
+    heap_ = std::make_unique<uint64_t[]>(size_);  // zeroed
+  } else {
+    heap_.reset();
+    std::fill_n(inline_.begin(), size_, 0);
+  }
+  tensor_device = kNoDevice;
+}
+
+uint64_t ArgumentSignature::hash() const {
+  return XXH3_64bits(data(), size_ * sizeof(uint64_t));
+}
+
+void specialize_arguments(const KernelSchema& schema,
+                          std::span<const jw_arg_value> args, ArgumentUse use,
+                          ArgumentSignature& out) {
   const auto& params = schema.params();
   if (args.size() > params.size()) {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT, "{}: takes {} arguments, got {}",
-                 schema.name(), params.size(), args.size());
+    fail(JW_ERROR_INVALID_ARGUMENT, "{}: takes {} arguments, got {}",
+         schema.name(), params.size(), args.size());
   }
-  std::vector<ParamSpec> specs(params.size());
-  std::vector<jw_dtype> tensor_dtypes(params.size(), JW_DTYPE_INVALID);
+  out.reset(static_cast<uint32_t>(params.size()));
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamDesc& p = params[i];
-    ParamSpec& spec = specs[i];
-    spec.name = p.name;
-    spec.kind = p.kind;
+    uint64_t* words = out.param(static_cast<uint32_t>(i));
 
     jw_arg_value defaulted{};
     const jw_arg_value* a = nullptr;
     if (i < args.size()) {
       a = &args[i];
       if (a->struct_size < offsetof(jw_arg_value, value) + sizeof(a->value)) {
-        detail::fail(
-            JW_ERROR_INVALID_ARGUMENT,
-            "{}: argument '{}': jw_arg_value struct_size {} is too small",
-            schema.name(), p.name, a->struct_size);
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "{}: argument '{}': jw_arg_value struct_size {} is too small",
+             schema.name(), p.name, a->struct_size);
       }
     } else if (p.has_flag(JW_PARAM_HAS_DEFAULT)) {
       defaulted.struct_size = sizeof(jw_arg_value);
@@ -251,125 +339,182 @@ CompileKey derive_key(const KernelSchema& schema,
       defaulted.value.scalar = p.default_value;
       a = &defaulted;
     } else {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: missing argument '{}' (position {}; {} given)",
-                   schema.name(), p.name, i, args.size());
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: missing argument '{}' (position {}; {} given)", schema.name(),
+           p.name, i, args.size());
     }
 
     // Enums from a C caller are range-checked before use (errors.hpp).
-    const int value_kind = detail::raw_enum(a->kind);
+    const int value_kind = raw_enum(a->kind);
     if (value_kind < JW_VALUE_TENSOR || value_kind > JW_VALUE_SCALAR) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: argument '{}' has unknown value kind {}", schema.name(),
-                   p.name, value_kind);
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: argument '{}' has unknown value kind {}", schema.name(), p.name,
+           value_kind);
     }
     if (value_kind == JW_VALUE_SCALAR) {
-      const int scalar_kind = detail::raw_enum(a->value.scalar.kind);
+      const int scalar_kind = raw_enum(a->value.scalar.kind);
       if (scalar_kind < JW_SCALAR_NONE || scalar_kind > JW_SCALAR_BOOL) {
-        detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                     "{}: argument '{}' has unknown scalar kind {}",
-                     schema.name(), p.name, scalar_kind);
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "{}: argument '{}' has unknown scalar kind {}", schema.name(),
+             p.name, scalar_kind);
       }
     }
     if (p.kind == JW_PARAM_TENSOR) {
-      const TensorView t = tensor_of(*a, schema, p);
-      tensor_dtypes[i] = t.meta->dtype;
-      spec.dtype = t.meta->dtype;
-      spec.alignment = p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT)
-                           ? JW_ALIGN_NOT_SPECIALIZED
-                           : (t.aligned ? JW_ALIGN_16 : JW_ALIGN_NONE);
+      bool aligned = false;
+      const jw_tensor_meta& m =
+          checked_tensor(*a, schema, p, use, &aligned, &out.tensor_device);
+      const jw_alignment alignment =
+          p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT)
+              ? JW_ALIGN_NOT_SPECIALIZED
+              : (aligned ? JW_ALIGN_16 : JW_ALIGN_NONE);
+      words[0] = static_cast<uint64_t>(m.dtype) |
+                 static_cast<uint64_t>(alignment) << 8;
       if (p.has_flag(JW_PARAM_SPECIALIZE_STRIDES)) {
-        for (int64_t stride : effective_strides(*t.meta)) {
-          spec.stride_specs.push_back(specialize_integer(stride, false));
-        }
+        words[0] |= static_cast<uint64_t>(m.rank) << 16;
+        words[1] = stride_word(m);
       }
       continue;
     }
     if (a->kind != JW_VALUE_SCALAR) {
-      detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "{}: parameter '{}' takes {}, got {}", schema.name(), p.name,
-                   p.kind == JW_PARAM_FLOAT ? "a float" : "a scalar",
-                   describe_value_kind(*a));
+      fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}' takes {}, got {}",
+           schema.name(), p.name,
+           p.kind == JW_PARAM_FLOAT ? "a float" : "a scalar",
+           describe_value_kind(*a));
     }
     const jw_scalar& s = a->value.scalar;
     const bool dns = p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE);
+    const bool numeric = s.kind == JW_SCALAR_FLOAT || s.kind == JW_SCALAR_INT ||
+                         s.kind == JW_SCALAR_UINT;
     switch (p.kind) {
       case JW_PARAM_INT:
-        spec.int_spec = specialize_integer(integer_of(s, schema, p), dns);
+        words[0] =
+            pack_int_spec(specialize_integer(integer_of(s, schema, p), dns));
         break;
       case JW_PARAM_FLOAT:
-        if (s.kind != JW_SCALAR_FLOAT && s.kind != JW_SCALAR_INT &&
-            s.kind != JW_SCALAR_UINT) {
-          detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "{}: parameter '{}' takes a float, got {}",
-                       schema.name(), p.name, describe_value_kind(*a));
+        if (!numeric) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "{}: parameter '{}' takes a float, got {}", schema.name(),
+               p.name, describe_value_kind(*a));
         }
-        spec.float_type =
-            p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
+        words[0] = static_cast<uint64_t>(float_type_of(p));
         break;
       case JW_PARAM_SCALAR:
-        if (s.kind != JW_SCALAR_FLOAT && s.kind != JW_SCALAR_INT &&
-            s.kind != JW_SCALAR_UINT) {
-          detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "{}: parameter '{}' takes an integer or a float, got {}",
-                       schema.name(), p.name, describe_value_kind(*a));
+        if (!numeric) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "{}: parameter '{}' takes an integer or a float, got {}",
+               schema.name(), p.name, describe_value_kind(*a));
         }
-        if (s.kind == JW_SCALAR_FLOAT) {
-          spec.scalar_kind = JW_SCALAR_FLOAT;
-          spec.float_type =
-              p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
-        } else {
-          spec.scalar_kind = JW_SCALAR_INT;
-          spec.int_spec = specialize_integer(integer_of(s, schema, p), dns);
-        }
+        words[0] =
+            s.kind == JW_SCALAR_FLOAT
+                ? pack_scalar(JW_SCALAR_FLOAT, IntSpec{}, float_type_of(p))
+                : pack_scalar(JW_SCALAR_INT,
+                              specialize_integer(integer_of(s, schema, p), dns),
+                              JW_FLOAT_F32);
         break;
-      case JW_PARAM_CONSTEXPR:
+      case JW_PARAM_CONSTEXPR: {
         if (s.kind < JW_SCALAR_INT || s.kind > JW_SCALAR_BOOL) {
-          detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                       "{}: constexpr '{}' needs a value", schema.name(),
-                       p.name);
+          fail(JW_ERROR_INVALID_ARGUMENT, "{}: constexpr '{}' needs a value",
+               schema.name(), p.name);
         }
-        spec.constexpr_value = canonical_constexpr(s);
+        const jw_scalar c = canonical_constexpr(s);
+        words[0] = static_cast<uint64_t>(c.kind);
+        words[1] = value_bits(c);
         break;
+      }
       case JW_PARAM_TENSOR: break;
     }
   }
   // Cross-parameter dtype rules, once every tensor is known.
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamDesc& p = params[i];
-    if (p.kind == JW_PARAM_SCALAR && !p.same_dtype_as.empty()) {
+    const int other = schema.same_dtype_index(i);
+    if (other < 0) continue;
+    const auto tensor_dtype = [&](std::size_t index) {
+      return static_cast<jw_dtype>(out.param(static_cast<uint32_t>(index))[0] &
+                                   0xFF);
+    };
+    const jw_dtype dtype = tensor_dtype(static_cast<std::size_t>(other));
+    uint64_t* words = out.param(static_cast<uint32_t>(i));
+    if (p.kind == JW_PARAM_SCALAR) {
       // "A scalar of x's kind": a float tensor makes it a float whatever
       // was passed (so 0 and 0.0 give one key); an integer tensor refuses
       // a float.
-      const int other = schema.index_of(p.same_dtype_as);
-      const jw_dtype dtype =
-          other >= 0 ? tensor_dtypes[other] : JW_DTYPE_INVALID;
+      const bool passed_float = (words[0] & 0xFF) == JW_SCALAR_FLOAT;
       if (is_floating_dtype(dtype)) {
-        specs[i].scalar_kind = JW_SCALAR_FLOAT;
-        specs[i].int_spec = IntSpec{};
-        specs[i].float_type =
-            p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
-      } else if (dtype != JW_DTYPE_INVALID &&
-                 specs[i].scalar_kind == JW_SCALAR_FLOAT) {
-        detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                     "{}: parameter '{}' must be an integer, like '{}' ({}); "
-                     "got a float",
-                     schema.name(), p.name, p.same_dtype_as, dtype_name(dtype));
+        words[0] = pack_scalar(JW_SCALAR_FLOAT, IntSpec{}, float_type_of(p));
+      } else if (passed_float) {
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "{}: parameter '{}' must be an integer, like '{}' ({}); "
+             "got a float",
+             schema.name(), p.name, p.same_dtype_as, dtype_name(dtype));
       }
       continue;
     }
-    if (p.kind != JW_PARAM_TENSOR || p.same_dtype_as.empty()) continue;
-    const int other = schema.index_of(p.same_dtype_as);
-    if (other >= 0 && tensor_dtypes[other] != tensor_dtypes[i]) {
-      detail::fail(
-          JW_ERROR_INVALID_ARGUMENT,
-          "{}: parameter '{}' must have the dtype of '{}' ({}), got {}",
-          schema.name(), p.name, p.same_dtype_as,
-          dtype_name(tensor_dtypes[other]), dtype_name(tensor_dtypes[i]));
+    if (p.kind == JW_PARAM_TENSOR && tensor_dtype(i) != dtype) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}' must have the dtype of '{}' ({}), got {}",
+           schema.name(), p.name, p.same_dtype_as, dtype_name(dtype),
+           dtype_name(tensor_dtype(i)));
+    }
+  }
+}
+
+CompileKey key_from_signature(const KernelSchema& schema,
+                              const ArgumentSignature& signature,
+                              std::string_view target,
+                              std::string_view impl_name) {
+  const auto& params = schema.params();
+  std::vector<ParamSpec> specs(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamDesc& p = params[i];
+    const uint64_t* words = signature.param(static_cast<uint32_t>(i));
+    ParamSpec& spec = specs[i];
+    spec.name = p.name;
+    spec.kind = p.kind;
+    switch (p.kind) {
+      case JW_PARAM_TENSOR: {
+        spec.dtype = static_cast<jw_dtype>(words[0] & 0xFF);
+        spec.alignment = static_cast<jw_alignment>((words[0] >> 8) & 0xFF);
+        const auto strides = static_cast<uint32_t>((words[0] >> 16) & 0xFF);
+        for (uint32_t s = 0; s < strides; ++s) {
+          spec.stride_specs.push_back(
+              unpack_stride_spec((words[1] >> (4 * s)) & 0xF));
+        }
+        break;
+      }
+      case JW_PARAM_INT: spec.int_spec = unpack_int_spec(words[0]); break;
+      case JW_PARAM_FLOAT:
+        spec.float_type = static_cast<jw_float_type>(words[0] & 0xFF);
+        break;
+      case JW_PARAM_SCALAR:
+        spec.scalar_kind = static_cast<jw_scalar_kind>(words[0] & 0xFF);
+        if (spec.scalar_kind == JW_SCALAR_FLOAT) {
+          spec.float_type = static_cast<jw_float_type>((words[0] >> 24) & 0xFF);
+        } else {
+          spec.int_spec = unpack_int_spec(words[0] >> 8);
+        }
+        break;
+      case JW_PARAM_CONSTEXPR:
+        spec.constexpr_value.kind = static_cast<jw_scalar_kind>(words[0]);
+        std::memcpy(&spec.constexpr_value.value, &words[1], sizeof(uint64_t));
+        break;
     }
   }
   return CompileKey(schema.name(), std::string(impl_name), std::string(target),
                     std::move(specs));
+}
+
+}  // namespace jitwarm::detail
+
+namespace jitwarm {
+
+CompileKey derive_key(const KernelSchema& schema,
+                      std::span<const jw_arg_value> args,
+                      std::string_view target, std::string_view impl_name) {
+  detail::ArgumentSignature signature;
+  detail::specialize_arguments(schema, args, detail::ArgumentUse::key,
+                               signature);
+  return detail::key_from_signature(schema, signature, target, impl_name);
 }
 
 }  // namespace jitwarm

@@ -44,6 +44,15 @@ struct LoadedKernel {
   DeviceLimits limits;  // the device's, with the function's thread limit
 };
 
+// The device context a launch on a stream runs in, named so that a
+// context destroyed and another created at the same address differ (the
+// CUDA driver's context id; HIP: the device).
+struct LaunchContext {
+  void* context = nullptr;
+  uint64_t id = 0;
+  friend bool operator==(const LaunchContext&, const LaunchContext&) = default;
+};
+
 // -> CONFIGURED LAUNCH: a loaded kernel with its geometry and arguments.
 struct ConfiguredLaunch {
   const LoadedKernel* kernel = nullptr;
@@ -67,6 +76,10 @@ class DeviceDriver {
   // on first use, then reused for the same (artifact_id, context).
   virtual LoadedKernel load_kernel(int32_t device, void* stream,
                                    const ArtifactRef& artifact) = 0;
+  // The context load_kernel would load into for this (device, stream),
+  // without loading: prepared launches key their loaded functions on it.
+  // No lock, no allocation.
+  virtual LaunchContext launch_context(int32_t device, void* stream) = 0;
   virtual void launch(const ConfiguredLaunch& launch, void* stream) = 0;
 
   // Platform services (jw_platform_desc).

@@ -3,6 +3,7 @@
 #include "gpu_backend.hpp"
 
 #include "kernel_set.hpp"
+#include "key_params.hpp"
 #include "plugin_support.hpp"
 
 #define XXH_INLINE_ALL
@@ -255,6 +256,106 @@ void GpuBackend::launch(const jw_artifact_view& artifact,
   }
 }
 
+class GpuBackend::PreparedLaunch {
+ public:
+  PreparedLaunch(const jw_artifact_view& artifact,
+                 KernelInstantiation kernel_instantiation)
+      : instantiation(std::move(kernel_instantiation)),
+        key(*artifact.key, schema_name(instantiation.kernel)),
+        packing(*artifact.key) {
+    ref.artifact_id = artifact.artifact_id;
+    ref.binary = artifact.binary;
+    ref.binary_size = artifact.binary_size;
+    ref.format = artifact.format != nullptr ? artifact.format : "";
+    ref.entry_point = artifact.entry_point;
+    ref.what = key.text();
+  }
+
+  // The function loaded in `context`, or nullptr: one acquire load per
+  // context this launch has run in (a handful at most).
+  const LoadedKernel* loaded_in(const LaunchContext& context) const {
+    for (const auto& slot : slots_) {
+      const Slot* s = slot.load(std::memory_order_acquire);
+      if (s == nullptr) return nullptr;
+      if (s->context == context) return &s->kernel;
+    }
+    return nullptr;
+  }
+  const LoadedKernel& remember(const LaunchContext& context,
+                               LoadedKernel kernel) {
+    std::lock_guard lock(mutex_);
+    if (const LoadedKernel* known = loaded_in(context)) return *known;
+    storage_.push_back(std::make_unique<Slot>(Slot{context, kernel}));
+    for (auto& slot : slots_) {
+      if (slot.load(std::memory_order_relaxed) == nullptr) {
+        slot.store(storage_.back().get(), std::memory_order_release);
+        break;
+      }
+    }
+    // Past the fast slots, launches in further contexts ask the driver's
+    // module cache each time (still correct, just not prepared).
+    return storage_.back()->kernel;
+  }
+
+  const KernelInstantiation instantiation;
+  const KeyParams key;  // checked against its schema once, here
+  const ArgumentPacking packing;
+  ArtifactRef ref;
+
+ private:
+  struct Slot {
+    LaunchContext context;
+    LoadedKernel kernel;
+  };
+  std::array<std::atomic<const Slot*>, 4> slots_{};
+  std::mutex mutex_;  // only for remember()
+  std::vector<std::unique_ptr<Slot>> storage_;
+};
+
+std::unique_ptr<GpuBackend::PreparedLaunch> GpuBackend::prepare(
+    const jw_artifact_view& artifact) {
+  require(artifact.struct_size >=
+              offsetof(jw_artifact_view, artifact_id) + sizeof(uint64_t),
+          "a complete jw_artifact_view");
+  require(artifact.key != nullptr, "the artifact's compile key");
+  require(artifact.binary != nullptr && artifact.binary_size != 0,
+          "the artifact's binary");
+  require(artifact.entry_point != nullptr, "the artifact's entry point");
+  return std::make_unique<PreparedLaunch>(
+      artifact, instantiate_kernel(*artifact.key, parse_target(*artifact.key)));
+}
+
+void GpuBackend::launch_prepared(PreparedLaunch& prepared,
+                                 std::span<const jw_arg_value> args,
+                                 void* stream) {
+  const int32_t device = prepared.packing.device(args);
+  try {
+    const LaunchContext context = driver_->launch_context(device, stream);
+    const LoadedKernel* loaded = prepared.loaded_in(context);
+    if (loaded == nullptr) {
+      loaded = &prepared.remember(
+          context, driver_->load_kernel(device, stream, prepared.ref));
+    }
+    const LaunchGeometry geometry =
+        plan_launch(prepared.instantiation, prepared.key, args, loaded->limits);
+    if (geometry.empty()) return;  // nothing to do: an empty batch
+    KernelArguments arguments = prepared.packing.pack(args);
+    ConfiguredLaunch configured;
+    configured.kernel = loaded;
+    configured.geometry = geometry;
+    configured.arguments = &arguments;
+    configured.what = prepared.ref.what;
+    driver_->launch(configured, stream);
+  } catch (const plugin::PluginError& error) {
+    // No driver or no device: say which launch could not run.
+    if (error.status() != JW_ERROR_NO_DEVICE) throw;
+    throw plugin::PluginError(JW_ERROR_NO_DEVICE,
+                              description_.plugin_name + " cannot launch " +
+                                  std::string(prepared.ref.what) + ": " +
+                                  error.what());
+  }
+}
+
 uint32_t GpuBackend::capabilities(std::string& detail) const {
   uint32_t flags = 0;
   detail.clear();
@@ -382,6 +483,28 @@ void GpuBackend::register_with(const jw_host_api& host) {
         entry.backend->launch(*artifact, std::span(args, num_args), stream);
       });
     }
+    static jw_status prepare(void* user_data, const jw_artifact_view* artifact,
+                             void** out_prepared) {
+      return plugin::guarded([&] {
+        require(artifact != nullptr, "the artifact");
+        require(out_prepared != nullptr, "the prepared launch's out pointer");
+        const Entry& entry = *static_cast<const Entry*>(user_data);
+        if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
+        *out_prepared = entry.backend->prepare(*artifact).release();
+      });
+    }
+    static jw_status launch_prepared(void* user_data, void* prepared,
+                                     const jw_arg_value* args,
+                                     uint32_t num_args, void* stream) {
+      return plugin::guarded([&] {
+        const Entry& entry = *static_cast<const Entry*>(user_data);
+        entry.backend->launch_prepared(*static_cast<PreparedLaunch*>(prepared),
+                                       std::span(args, num_args), stream);
+      });
+    }
+    static void release_prepared(void*, void* prepared) {
+      delete static_cast<PreparedLaunch*>(prepared);
+    }
     static jw_status describe(void* user_data, const jw_compile_key_view* key,
                               const jw_text_sink* out) {
       return plugin::guarded([&] {
@@ -421,6 +544,9 @@ void GpuBackend::register_with(const jw_host_api& host) {
     impl.describe = &KernelCallbacks::describe;
     impl.fingerprint = &KernelCallbacks::fingerprint;
     impl.destroy = nullptr;  // entries live as long as the backend
+    impl.prepare = &KernelCallbacks::prepare;
+    impl.launch_prepared = &KernelCallbacks::launch_prepared;
+    impl.release_prepared = &KernelCallbacks::release_prepared;
     plugin::check_host(
         host.register_impl(host.host_ctx, &impl),
         "registering " + description_.impl_name + " for " + kernel_name);

@@ -78,6 +78,15 @@ class GpuBackend {
   std::string fingerprint(const jw_compile_key_view& key) const;
   void launch(const jw_artifact_view& artifact,
               std::span<const jw_arg_value> args, void* stream);
+  // A launch prepared once per artifact (jw_kernel_impl.prepare): the key
+  // checked and instantiated, how arguments pack, and the loaded function
+  // per device context, so each launch only plans its grid, packs values
+  // and calls the driver. `artifact` must outlive it (the core's does).
+  class PreparedLaunch;
+  std::unique_ptr<PreparedLaunch> prepare(const jw_artifact_view& artifact);
+  // Arguments as the core validated them against the artifact's key (P12).
+  void launch_prepared(PreparedLaunch& prepared,
+                       std::span<const jw_arg_value> args, void* stream);
   // JW_PLATFORM_* bits; `detail` says why a bit is missing. Never
   // initializes the driver.
   uint32_t capabilities(std::string& detail) const;

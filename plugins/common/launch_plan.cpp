@@ -378,13 +378,122 @@ KernelArguments KernelArguments::pack(const jw_compile_key_view& key,
   return packed;
 }
 
+// --- ArgumentPacking ---------------------------------------------------------
+
+ArgumentPacking::ArgumentPacking(const jw_compile_key_view& key)
+    : key_text_(key.text != nullptr ? key.text : "") {
+  const KeyParams params(key,
+                         key.kernel_name != nullptr ? key.kernel_name : "");
+  bool seen_tensor = false;
+  for (uint32_t i = 0; i < key.num_params; ++i) {
+    Slot slot = Slot::skip;
+    switch (params.param(i).kind) {
+      case JW_PARAM_TENSOR:
+        slot = Slot::pointer;
+        if (!seen_tensor) first_tensor_ = i;
+        seen_tensor = true;
+        break;
+      case JW_PARAM_INT: {
+        const jw_int_type type = params.int_spec(i).type;
+        slot = type == JW_INT_I32   ? Slot::i32
+               : type == JW_INT_I64 ? Slot::i64
+                                    : Slot::u64;
+        break;
+      }
+      case JW_PARAM_FLOAT:
+        slot = params.float_type(i) == JW_FLOAT_F64 ? Slot::f64 : Slot::f32;
+        break;
+      case JW_PARAM_SCALAR:
+        if (params.scalar_kind(i) == JW_SCALAR_FLOAT) {
+          slot = params.float_type(i) == JW_FLOAT_F64 ? Slot::f64 : Slot::f32;
+        } else {
+          const jw_int_type type = params.int_spec(i).type;
+          slot = type == JW_INT_I32   ? Slot::i32
+                 : type == JW_INT_I64 ? Slot::i64
+                                      : Slot::u64;
+        }
+        break;
+      case JW_PARAM_CONSTEXPR: break;  // baked into the binary
+    }
+    if (i >= slots_.size()) {
+      throw plugin::PluginError(
+          JW_ERROR_INTERNAL,
+          std::string(params.text()) + ": too many kernel parameters");
+    }
+    slots_[i] = slot;
+  }
+  if (!seen_tensor) {
+    throw plugin::PluginError(
+        JW_ERROR_INVALID_ARGUMENT,
+        std::string(params.text()) + ": no tensor argument names a device");
+  }
+  count_ = key.num_params;
+  // Extents a kernel needs that no schema parameter carries travel as
+  // trailing parameters (each kernel's signature documents its own):
+  // expand runs several requests per block, so it must know B.
+  expand_batch_ = std::string_view(key.kernel_name) == ks::kExpand;
+  expand_x_ = ks::expand::x;
+}
+
+int32_t ArgumentPacking::device(std::span<const jw_arg_value> args) const {
+  const int32_t device = args[first_tensor_].value.tensor->device_index;
+  if (device < 0) {
+    throw plugin::PluginError(JW_ERROR_INVALID_ARGUMENT,
+                              key_text_ +
+                                  ": tensors are in host memory; a GPU "
+                                  "launch needs device memory");
+  }
+  return device;
+}
+
+KernelArguments ArgumentPacking::pack(
+    std::span<const jw_arg_value> args) const {
+  KernelArguments packed;
+  const auto integer = [&](uint32_t i) -> uint64_t {
+    const jw_scalar& s = args[i].value.scalar;
+    return s.kind == JW_SCALAR_UINT ? s.value.u
+                                    : static_cast<uint64_t>(s.value.i);
+  };
+  const auto floating = [&](uint32_t i) {
+    const jw_scalar& s = args[i].value.scalar;
+    return s.kind == JW_SCALAR_FLOAT  ? s.value.f
+           : s.kind == JW_SCALAR_UINT ? static_cast<double>(s.value.u)
+                                      : static_cast<double>(s.value.i);
+  };
+  for (uint32_t i = 0; i < count_; ++i) {
+    switch (slots_[i]) {
+      case Slot::skip: break;
+      case Slot::pointer: packed.push(args[i].value.tensor->data); break;
+      case Slot::i32: packed.push(static_cast<int32_t>(integer(i))); break;
+      case Slot::i64: packed.push(static_cast<int64_t>(integer(i))); break;
+      case Slot::u64: packed.push(integer(i)); break;
+      case Slot::f32: packed.push(static_cast<float>(floating(i))); break;
+      case Slot::f64: packed.push(floating(i)); break;
+    }
+  }
+  packed.device_ = args[first_tensor_].value.tensor->device_index;
+  if (expand_batch_) {
+    packed.push(args[expand_x_].value.tensor->meta.shape[0]);
+  }
+  return packed;
+}
+
 // --- plan_launch -------------------------------------------------------------
 
 LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
                            const jw_compile_key_view& key,
                            std::span<const jw_arg_value> args,
                            const DeviceLimits& limits) {
-  const KeyParams params(key, schema_name(instantiation.kernel));
+  return plan_launch(instantiation,
+                     KeyParams(key, schema_name(instantiation.kernel)), args,
+                     limits);
+}
+
+LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
+                           const KeyParams& params,
+                           std::span<const jw_arg_value> args,
+                           const DeviceLimits& limits) {
+  const jw_compile_key_view& key = params.key();
   if (args.size() != key.num_params) {
     throw plugin::PluginError(
         JW_ERROR_INVALID_ARGUMENT,

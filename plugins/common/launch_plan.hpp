@@ -53,6 +53,8 @@ class KernelArguments {
   static constexpr std::size_t kMaxParameters = 16;
 
   // Packs `args` (schema order, as the core validated them) for the key.
+  // (The launch path of an unprepared launch; ArgumentPacking below packs
+  // prepared ones without the checks.)
   // Checks what a launch must not get wrong, since a mismatch would read
   // garbage on the device: runtime tensors on one device, the key's dtypes,
   // 16-byte alignment where the key promised it, integers that fit the
@@ -77,6 +79,7 @@ class KernelArguments {
   KernelArguments& operator=(KernelArguments&&) = delete;
 
  private:
+  friend class ArgumentPacking;
   KernelArguments() = default;
   template <typename T>
   void push(T value);
@@ -88,12 +91,43 @@ class KernelArguments {
   int32_t device_ = -1;
 };
 
+// How a prepared launch's arguments become kernel parameters, decided once
+// from its key (jw_kernel_impl.prepare), so a launch only copies values.
+// pack() trusts the core's validation (docs/plugin-abi.md P12): the
+// arguments match the key's kinds, dtypes, alignment, integer types and
+// classes and constexprs, and every runtime tensor is on one device.
+class ArgumentPacking {
+ public:
+  // Throws JW_ERROR_INVALID_ARGUMENT for a key the kernel set cannot take.
+  explicit ArgumentPacking(const jw_compile_key_view& key);
+  KernelArguments pack(std::span<const jw_arg_value> args) const;
+  // The device of the launch's tensors; throws when they are host memory.
+  int32_t device(std::span<const jw_arg_value> args) const;
+
+ private:
+  enum class Slot : uint8_t { skip, pointer, i32, i64, u64, f32, f64 };
+  std::array<Slot, KernelArguments::kMaxParameters> slots_{};
+  uint32_t count_ = 0;
+  uint32_t first_tensor_ = 0;
+  // expand's trailing parameter: the batch size, x's extent (pack()).
+  bool expand_batch_ = false;
+  uint32_t expand_x_ = 0;
+  std::string key_text_;  // for messages
+};
+
 // Grid and block for one launch. `args` are the launch arguments (schema
 // order); sizes come from them, compile-time choices from `instantiation`.
 // Throws JW_ERROR_INVALID_ARGUMENT when the launch cannot be expressed
 // (e.g. more programs than the grid allows where the kernel cannot stride).
 LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
                            const jw_compile_key_view& key,
+                           std::span<const jw_arg_value> args,
+                           const DeviceLimits& limits);
+// The same with a key already checked against its schema (a prepared
+// launch checks it once).
+class KeyParams;
+LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
+                           const KeyParams& key,
                            std::span<const jw_arg_value> args,
                            const DeviceLimits& limits);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace jitwarm::cuda {
 namespace {
@@ -260,23 +261,9 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   require_device(device);
   const auto for_key = [&] { return "for " + std::string(artifact.what); };
 
-  // The launch runs in the stream's context; the default stream means the
-  // device's primary context (what the runtime API uses).
-  CUcontext context = nullptr;
-  if (is_default_stream(stream)) {
-    context = primary_context(device);
-  } else {
-    check(api_->cuStreamGetCtx(static_cast<CUstream>(stream), &context),
-          "cuStreamGetCtx", JW_ERROR_LAUNCH_FAILED, for_key);
-  }
-  uint64_t context_id = 0;
-  if (api_->cuCtxGetId.available()) {
-    unsigned long long id = 0;
-    check(api_->cuCtxGetId(context, &id), "cuCtxGetId", JW_ERROR_LAUNCH_FAILED,
-          for_key);
-    context_id = id;
-  }
-  const ModuleKey module_key{artifact.artifact_id, context, context_id};
+  const gpu::LaunchContext launch = launch_context(device, stream);
+  const auto context = static_cast<CUcontext>(launch.context);
+  const ModuleKey module_key{artifact.artifact_id, context, launch.id};
   gpu::LoadedKernel loaded;
   loaded.context = context;
   loaded.limits = limits(device);
@@ -345,6 +332,27 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   return loaded;
 }
 
+gpu::LaunchContext CudaDeviceDriver::launch_context(int32_t device,
+                                                    void* stream) {
+  // The launch runs in the stream's context; the default stream means the
+  // device's primary context (what the runtime API uses), which this driver
+  // retains, so its handle cannot be reused while the driver lives.
+  if (is_default_stream(stream)) {
+    require_device(device);
+    return {primary_context(device), 0};
+  }
+  const auto for_stream = [] { return std::string("for a launch's stream"); };
+  CUcontext context = nullptr;
+  check(api_->cuStreamGetCtx(static_cast<CUstream>(stream), &context),
+        "cuStreamGetCtx", JW_ERROR_LAUNCH_FAILED, for_stream);
+  unsigned long long id = 0;
+  if (api_->cuCtxGetId.available()) {
+    check(api_->cuCtxGetId(context, &id), "cuCtxGetId", JW_ERROR_LAUNCH_FAILED,
+          for_stream);
+  }
+  return {context, id};
+}
+
 void CudaDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
                               void* stream) {
   require_initialized();
@@ -358,11 +366,18 @@ void CudaDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
   const auto for_launch = [&] {
     return "for " + std::string(launch.what) + " (" + g.text() + ")";
   };
-  const ScopedContext scope(
-      *api_, static_cast<CUcontext>(launch.kernel->context),
-      [&](CUresult result, const char* call) {
-        fail(result, call, for_launch(), JW_ERROR_LAUNCH_FAILED);
-      });
+  // Most callers already have the launch's context current (torch keeps the
+  // current device's primary context current): then no push and pop.
+  const auto context = static_cast<CUcontext>(launch.kernel->context);
+  CUcontext current = nullptr;
+  const bool switch_context =
+      api_->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context;
+  std::optional<ScopedContext> scope;
+  if (switch_context) {
+    scope.emplace(*api_, context, [&](CUresult result, const char* call) {
+      fail(result, call, for_launch(), JW_ERROR_LAUNCH_FAILED);
+    });
+  }
   check(api_->cuLaunchKernel(static_cast<CUfunction>(launch.kernel->function),
                              g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y,
                              g.block.z, g.shared_memory_bytes,

@@ -299,6 +299,13 @@ gpu::LoadedKernel HipDeviceDriver::load_kernel(
   }));
 }
 
+gpu::LaunchContext HipDeviceDriver::launch_context(int32_t device,
+                                                   void* /*stream*/) {
+  // Modules are loaded per device (HIP 5 cannot ask a stream for its
+  // device or context; load_kernel says so).
+  return {nullptr, static_cast<uint64_t>(device)};
+}
+
 void HipDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
                              void* stream) {
   require_initialized();

@@ -82,6 +82,7 @@ class HipDeviceDriver final : public gpu::DeviceDriver {
   std::string device_arch(int32_t device) override;
   gpu::LoadedKernel load_kernel(int32_t device, void* stream,
                                 const gpu::ArtifactRef& artifact) override;
+  gpu::LaunchContext launch_context(int32_t device, void* stream) override;
   void launch(const gpu::ConfiguredLaunch& launch, void* stream) override;
   void* allocate(int32_t device, std::size_t bytes) override;
   void free_memory(int32_t device, void* pointer) override;

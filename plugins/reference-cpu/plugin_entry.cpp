@@ -42,6 +42,22 @@ const T& required(const T* pointer, const char* what) {
   return *pointer;
 }
 
+const void* required(const void* pointer, const char* what) {
+  if (pointer == nullptr) {
+    throw PluginError(JW_ERROR_INVALID_ARGUMENT,
+                      concat("reference-cpu: ", what, " is null"));
+  }
+  return pointer;
+}
+
+void** required_out(void** out) {
+  if (out == nullptr) {
+    throw PluginError(JW_ERROR_INVALID_ARGUMENT,
+                      "reference-cpu: prepare: the out pointer is null");
+  }
+  return out;
+}
+
 jw_status compile(void* user_data, const jw_compile_key_view* key,
                   const jw_artifact_sink* out) {
   jw_status emit_status = JW_OK;
@@ -82,6 +98,31 @@ jw_status launch(void* user_data, const jw_artifact_view* artifact,
                          std::span<const jw_arg_value>(args, num_args));
   });
 }
+
+jw_status prepare(void* user_data, const jw_artifact_view* artifact,
+                  void** out_prepared) {
+  return guarded([&] {
+    const KernelDefinition& definition = definition_of(user_data);
+    const Instantiation& instantiation = prepare_instantiation(
+        definition.kernel_name, required(artifact, "prepare: artifact"));
+    // Instantiations are static: nothing to release.
+    *required_out(out_prepared) = const_cast<Instantiation*>(&instantiation);
+  });
+}
+
+jw_status launch_prepared(void* user_data, void* prepared,
+                          const jw_arg_value* args, uint32_t num_args,
+                          void* /*stream: the CPU runs synchronously*/) {
+  return guarded([&] {
+    const KernelDefinition& definition = definition_of(user_data);
+    run_prepared(definition.kernel_name,
+                 *static_cast<const Instantiation*>(
+                     required(prepared, "launch_prepared: prepared launch")),
+                 std::span<const jw_arg_value>(args, num_args));
+  });
+}
+
+void release_prepared(void*, void*) {}
 
 jw_status describe(void* user_data, const jw_compile_key_view* key,
                    const jw_text_sink* out) {
@@ -146,6 +187,9 @@ jw_status register_all(const jw_host_api* host) {
       impl.describe = &describe;
       impl.fingerprint = &fingerprint;
       impl.destroy = nullptr;
+      impl.prepare = &prepare;
+      impl.launch_prepared = &launch_prepared;
+      impl.release_prepared = &release_prepared;
       host_status = host->register_impl(host->host_ctx, &impl);
       if (host_status != JW_OK) {
         log_host_failure("register_impl", kernel_name, host_status);

@@ -172,9 +172,8 @@ CompiledInstantiation compile_instantiation(std::string_view kernel_name,
   return compiled;
 }
 
-void launch_instantiation(std::string_view kernel_name,
-                          const jw_artifact_view& artifact,
-                          std::span<const jw_arg_value> args) {
+const Instantiation& prepare_instantiation(std::string_view kernel_name,
+                                           const jw_artifact_view& artifact) {
   const KernelDefinition& definition = definition_for(kernel_name);
   const std::string prefix =
       concat(short_kernel_name(definition.kernel_name), ": artifact: ");
@@ -221,15 +220,34 @@ void launch_instantiation(std::string_view kernel_name,
                       concat(prefix, "unknown instantiation '",
                              record.instantiation, "' (known: ", known, ")"));
   }
+  return *instantiation;
+}
+
+void launch_instantiation(std::string_view kernel_name,
+                          const jw_artifact_view& artifact,
+                          std::span<const jw_arg_value> args) {
+  const KernelDefinition& definition = definition_for(kernel_name);
+  const Instantiation& instantiation =
+      prepare_instantiation(kernel_name, artifact);
   const KernelArgs kernel_args(definition.schema(), args);
   const Instantiation& selected = definition.select(kernel_args);
-  if (&selected != instantiation) {
+  if (&selected != &instantiation) {
     throw PluginError(
         JW_ERROR_INVALID_ARGUMENT,
-        concat(prefix, "the arguments select '", selected.name,
-               "', but the artifact is '", instantiation->name, "'"));
+        concat(short_kernel_name(definition.kernel_name),
+               ": artifact: the arguments select '", selected.name,
+               "', but the artifact is '", instantiation.name, "'"));
   }
-  instantiation->run(kernel_args);
+  instantiation.run(kernel_args);
+}
+
+void run_prepared(std::string_view kernel_name,
+                  const Instantiation& instantiation,
+                  std::span<const jw_arg_value> args) {
+  // The core validated the arguments against the artifact's key (P12), and
+  // selection reads only what a key holds: no second selection here. The
+  // kernel's own checks (extents against its scalar sizes) still run.
+  instantiation.run(KernelArgs(definition_for(kernel_name).schema(), args));
 }
 
 std::string describe_key(std::string_view kernel_name,

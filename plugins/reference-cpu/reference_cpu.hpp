@@ -24,6 +24,8 @@
 
 namespace jitwarm::reference_cpu {
 
+struct Instantiation;  // kernel_definitions.hpp
+
 inline constexpr std::string_view kPluginName = "jitwarm-reference-cpu";
 inline constexpr std::string_view kImplName = "reference-cpu";
 inline constexpr std::string_view kPlatformName = "cpu";
@@ -64,6 +66,16 @@ CompiledInstantiation compile_instantiation(std::string_view kernel_name,
 void launch_instantiation(std::string_view kernel_name,
                           const jw_artifact_view& artifact,
                           std::span<const jw_arg_value> args);
+
+// prepare(artifact): the artifact checks of launch_instantiation, once;
+// the instantiation a prepared launch runs.
+const Instantiation& prepare_instantiation(std::string_view kernel_name,
+                                           const jw_artifact_view& artifact);
+// launch_prepared(args): runs a prepared instantiation on arguments the
+// core validated against the artifact's key.
+void run_prepared(std::string_view kernel_name,
+                  const Instantiation& instantiation,
+                  std::span<const jw_arg_value> args);
 
 // describe(key): the instantiation and what the key selected, in words.
 std::string describe_key(std::string_view kernel_name,

@@ -144,6 +144,60 @@ TEST_CASE(
   CHECK_FALSE(f.runtime.is_cached(cold));
   CHECK(f.runtime.cache_stats().compiles ==
         compiles);  // a refusal compiles nothing
+  const JitMonitorStats monitor = f.runtime.jit_monitor_stats();
+  CHECK(monitor.refusals == 1);
+  CHECK(monitor.compiles_after_seal == 0);
+  CHECK(monitor.warnings == 0);
+}
+
+TEST_CASE(
+    "given a sealed runtime in error mode, when a host-function override is "
+    "registered and launched with an unwarmed key, then it runs: it compiles "
+    "nothing") {
+  Fixture f;
+  f.runtime.set_jit_monitor(JitMonitorMode::error);
+  f.runtime.seal();
+  Buffers b(4);
+  HostKernel host;
+  host.platform = "fake";
+  host.launch = [](std::span<const jw_arg_value> args, void*) {
+    static_cast<float*>(args[0].value.tensor->data)[0] = 99.f;
+  };
+  RegistrationHandle handle =
+      f.runtime.register_kernels({{kScale, std::nullopt, host}}, "server");
+  CHECK_NOTHROW(f.runtime.kernel(kScale).launch(b.args(3, 1.0), on_fake()));
+  CHECK(b.out[0] == 99.f);
+  CHECK(f.runtime.cache_stats().compiles == 0);
+  CHECK(f.runtime.jit_monitor_stats().refusals == 0);
+  CHECK(f.runtime.jit_monitor_stats().compiles_after_seal == 0);
+  handle.release();
+  // The plugin's own implementation compiles: still refused.
+  CHECK_THROWS_AS(f.runtime.kernel(kScale).launch(b.args(3, 1.0), on_fake()),
+                  Error);
+  CHECK(f.runtime.jit_monitor_stats().refusals == 1);
+}
+
+TEST_CASE(
+    "given register_kernels origins however the host spells them, then the "
+    "origin says host once") {
+  Fixture f;
+  HostKernel host;
+  host.platform = "fake";
+  host.launch = [](std::span<const jw_arg_value>, void*) {};
+  const auto origin_of = [&](const std::string& said) {
+    RegistrationHandle h =
+        f.runtime.register_kernels({{kScale, std::nullopt, host}}, said);
+    return f.runtime.explain(kScale).platforms.at(0).winner;
+  };
+  CHECK(origin_of("server").origin == "host: server");
+  CHECK(origin_of("host: server").origin == "host: server");
+  CHECK(origin_of("host:server").origin == "host: server");
+  CHECK(origin_of("host").origin == "host");
+  CHECK(origin_of("host").impl_name == "host");
+  CHECK(origin_of("host: server").impl_name == "host:server");
+  RegistrationHandle h =
+      f.runtime.register_kernels({{kScale, std::nullopt, host}});
+  CHECK(f.runtime.explain(kScale).platforms.at(0).winner.origin == "host");
 }
 
 TEST_CASE(
@@ -192,6 +246,11 @@ TEST_CASE(
     k.launch(b.args(5, 1.0), on_fake());  // same class: no second warning
     const CompileKey key = k.key_for(b.args(3, 1.0), on_fake());
     CHECK(f.warnings_containing(key.text()) == 1);
+    const JitMonitorStats monitor = f.runtime.jit_monitor_stats();
+    CHECK(monitor.compiles_after_seal == 1);
+    CHECK(monitor.warnings == 1);
+    CHECK(monitor.recorded == 1);
+    CHECK(monitor.refusals == 0);
     return key;
   }();
   const WarmupManifest m = load_warmup_manifest(record.string());
@@ -444,8 +503,11 @@ TEST_CASE(
     Buffers b(8);
     CHECK_THROWS_AS(f.runtime.kernel(kScale).launch(b.args(8, 1.0), on_fake()),
                     Error);
-    CHECK(load_warmup_manifest(record.string()).requests.size() ==
-          1);  // recorded, refused
+    // Refused, so not compiled and not recorded: nothing was missed at run
+    // time that the next start would need.
+    CHECK_FALSE(fs::exists(record));
+    CHECK(f.runtime.jit_monitor_stats().refusals == 1);
+    CHECK(f.runtime.jit_monitor_stats().recorded == 0);
   }
   setenv("JITWARM_JIT_MONITOR", "loud", 1);
   CHECK_THROWS_WITH(Runtime{}, doctest::Contains("JITWARM_JIT_MONITOR='loud'"));

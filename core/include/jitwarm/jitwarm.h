@@ -382,7 +382,40 @@ typedef struct jw_kernel_impl {
    * thread, during a later registration, release or launch, and must not
    * call back into the runtime. */
   void (*destroy)(void* user_data);
+
+  /* --- appended fields (R3: the core reads them only when struct_size
+   * covers them) --- */
+
+  /* Optional, together: a prepared launch. The first time the core launches
+   * an artifact of this implementation it calls `prepare` once, to do what
+   * every later launch of that artifact needs (parse the artifact, find the
+   * function, precompute how arguments are packed and how the grid is
+   * planned), and keeps the opaque object it returns. Every launch of that
+   * artifact then goes to `launch_prepared` with only the per-launch values.
+   * The artifact view passed to prepare, its key and binary stay valid
+   * while the object lives. The core calls launch_prepared only with
+   * arguments it validated against the artifact's key (docs/plugin-abi.md
+   * P12): the key's count and kinds, dtypes, alignment classes, integer
+   * types and classes and constexpr values, every runtime tensor on one
+   * device; in this implementation's parameter order, defaults filled in.
+   * `release_prepared` frees the object once no launch can use it any more,
+   * always before `destroy`. Thread-safe, like launch. */
+  jw_status (*prepare)(void* user_data, const jw_artifact_view* artifact,
+                       void** out_prepared);
+  jw_status (*launch_prepared)(void* user_data, void* prepared,
+                               const jw_arg_value* args, uint32_t num_args,
+                               void* stream);
+  void (*release_prepared)(void* user_data, void* prepared);
+  /* jw_impl_flag bits; 0 for none. */
+  uint32_t flags;
 } jw_kernel_impl;
+
+typedef enum jw_impl_flag {
+  /* compile only names its artifact (a host function, a prebuilt library):
+   * nothing is JIT-compiled, so the JIT monitor neither counts nor refuses
+   * it after seal, and the cache's compile counter does not move. */
+  JW_IMPL_COMPILES_NOTHING = 1u << 0
+} jw_impl_flag;
 
 /* ------------------------------------------------------------------------ */
 /* Platforms: device discovery and memory, for warmup, tests and benches    */

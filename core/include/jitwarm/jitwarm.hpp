@@ -181,10 +181,16 @@ class KernelSchema {
   const std::vector<ParamDesc>& params() const { return params_; }
   // Index of a parameter, or -1.
   int index_of(std::string_view param_name) const;
+  // Index of the parameter params()[param].same_dtype_as names, or -1
+  // (resolved once, so the launch path compares no names).
+  int same_dtype_index(std::size_t param) const {
+    return same_dtype_index_[param];
+  }
 
  private:
   std::string name_, summary_, launch_rule_, origin_;
   std::vector<ParamDesc> params_;
+  std::vector<int> same_dtype_index_;
 };
 
 // The one function that maps arguments to a key (launch path and warmup).
@@ -444,6 +450,14 @@ struct WarmupResult {
 enum class JitMonitorMode { off, warn, error };
 std::optional<JitMonitorMode> parse_jit_monitor_mode(std::string_view text);
 
+// What the JIT monitor saw since the runtime started (docs/warmup.md).
+struct JitMonitorStats {
+  uint64_t compiles_after_seal = 0;  // launch-path compiles allowed after seal
+  uint64_t warnings = 0;  // keys warned about in warn mode (once per key)
+  uint64_t refusals = 0;  // launches refused in error mode
+  uint64_t recorded = 0;  // keys appended to the record manifest
+};
+
 // ---------------------------------------------------------------------------
 // Kernels and the runtime
 // ---------------------------------------------------------------------------
@@ -507,7 +521,7 @@ class Runtime {
   PluginLoadReport load_plugins(const PluginLoadOptions& options = {});
   PluginLoadRecord load_plugin(const std::string& path, bool strict = false);
   // Every report produced so far, in order.
-  const std::vector<PluginLoadRecord>& load_history() const;
+  std::vector<PluginLoadRecord> load_history() const;
 
   // Throws Error(JW_ERROR_NOT_FOUND) for unknown names.
   KernelHandle kernel(std::string_view name) const;
@@ -545,6 +559,7 @@ class Runtime {
   void set_jit_monitor(JitMonitorMode mode);
   JitMonitorMode jit_monitor() const;
   void set_jit_record_path(std::string path);
+  JitMonitorStats jit_monitor_stats() const;
 
   CacheStats cache_stats() const;
   // Whether an artifact for this key is in the in-memory cache.
@@ -555,8 +570,6 @@ class Runtime {
   const jw_platform_desc& platform(std::string_view name) const;
 
   void log(jw_log_level level, const std::string& message) const;
-
-  std::shared_ptr<detail::RuntimeImpl> impl() const { return impl_; }
 
  private:
   std::shared_ptr<detail::RuntimeImpl> impl_;

@@ -1,0 +1,58 @@
+// The JIT monitor (DESIGN.md "Dispatch and warmup"): after seal(), a compile
+// on the launch path is allowed silently (off), allowed with one warning per
+// key (warn), or refused (error); record mode appends every key compiled
+// on the launch path after seal to a manifest, so the next start warms it.
+//
+// What counts as a compile: a call into an implementation's compile for a
+// key that neither the in-memory nor the persistent cache holds.
+// Implementations flagged JW_IMPL_COMPILES_NOTHING (host functions from
+// register_kernels) compile nothing and never reach the monitor. A refused
+// key is neither compiled nor recorded: the launch fails, and counts as a
+// refusal.
+#pragma once
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "log.hpp"
+
+namespace jitwarm::detail {
+
+class JitMonitor {
+ public:
+  // `mode` and `record_path` as resolved from the options and environment.
+  JitMonitor(const Logger& logger, JitMonitorMode mode,
+             std::string record_path);
+
+  void seal() { sealed_.store(true); }
+  bool sealed() const { return sealed_.load(); }
+  void set_mode(JitMonitorMode mode) { mode_.store(mode); }
+  JitMonitorMode mode() const { return mode_.load(); }
+  void set_record_path(std::string path);
+
+  // Runs before a compile on the launch path (not on hits, not when the
+  // persistent cache answers). After seal: warns, records, or throws
+  // Error(JW_ERROR_JIT_REFUSED) naming the key.
+  void before_launch_compile(const KernelSchema& schema, const CompileKey& key,
+                             std::string_view platform);
+  JitMonitorStats stats() const;
+
+ private:
+  const Logger& logger_;
+  std::atomic<bool> sealed_{false};
+  std::atomic<JitMonitorMode> mode_;
+  std::atomic<uint64_t> compiles_after_seal_{0}, warnings_{0}, refusals_{0},
+      recorded_{0};
+  std::mutex mutex_;  // the sets and the record file
+  std::set<std::string> warned_keys_;
+  std::string record_path_;
+  std::set<std::string> recorded_keys_;
+};
+
+}  // namespace jitwarm::detail

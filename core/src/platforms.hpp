@@ -1,0 +1,74 @@
+// Platforms: what plugins registered through register_platform (device
+// discovery, targets, memory services), and which one launches go to when a
+// caller names none.
+//
+// Contract:
+//  * Platforms are only ever added (at plugin load), never removed while
+//    the runtime lives. Each addition publishes a new immutable snapshot;
+//    readers (find, the launch path) take one acquire load and no lock.
+//  * A record's per-device targets are asked of the plugin once and then
+//    read with one acquire load.
+//  * The default platform is chosen once, on first use after a change: the
+//    first of cuda, hip, cpu (then any other) that can launch on a device.
+#pragma once
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "counted_mutex.hpp"
+
+namespace jitwarm::detail {
+
+struct PlatformRecord {
+  static constexpr int kMaxDevices = 64;
+  jw_platform_desc c{};
+  std::string name;
+  std::string origin;
+  std::shared_ptr<void> keep_alive;  // the plugin library
+
+  PlatformInfo info() const;
+  // "cuda:sm_90" for a device; throws for a bad index or a plugin error.
+  const std::string& target(int32_t device);
+
+ private:
+  std::array<std::atomic<const std::string*>, kMaxDevices> targets_{};
+  CountedMutex target_mutex_;  // only for filling `targets_`
+  std::vector<std::unique_ptr<std::string>> target_storage_;
+};
+
+class Platforms {
+ public:
+  Platforms();
+  ~Platforms();
+  Platforms(const Platforms&) = delete;
+  Platforms& operator=(const Platforms&) = delete;
+
+  void add(const std::vector<std::shared_ptr<PlatformRecord>>& records);
+  // Lock-free; nullptr for an unknown name.
+  PlatformRecord* find(std::string_view name) const;
+  std::vector<std::shared_ptr<PlatformRecord>> all() const;
+  // Throws JW_ERROR_NO_DEVICE naming the loaded platforms when none can
+  // launch.
+  std::string_view default_platform();
+  // Throws JW_ERROR_NOT_FOUND for an unknown platform.
+  const std::string& target_for(std::string_view platform, int32_t device);
+
+ private:
+  using Snapshot = std::vector<std::shared_ptr<PlatformRecord>>;
+  CountedMutex mutex_;  // writers, and choosing the default
+  std::atomic<const Snapshot*> current_;
+  // Every snapshot ever published: a reader may still hold an old one, and
+  // there are as many as plugin loads that registered a platform.
+  std::vector<std::unique_ptr<const Snapshot>> snapshots_;
+  std::atomic<const std::string*> default_{nullptr};
+  std::vector<std::unique_ptr<std::string>> default_storage_;
+};
+
+}  // namespace jitwarm::detail
