@@ -1,60 +1,385 @@
-// Host-side cost of the launch path: argument validation, derive_key, the
-// cache lookup and the call into the implementation, per launch, for a
-// kernel whose own work is negligible (expand of one request on the CPU
-// reference). Also derive_key alone.
+// Host time per launch, side by side in one process: the raw driver call of
+// the very function jitwarm launches, with the same arguments, against a
+// jitwarm launch through the C++ API and through the C API, plus the launch
+// path's signature + lookup alone and derive_key alone. The kernel is
+// expand of one request (int32), whose device work is negligible.
 //
-//   jitwarm-bench-launch-overhead [--iterations N]
+//   jitwarm-bench-launch-overhead [--platform cpu|cuda|hip]
+//                                 [--iterations N] [--rounds R] [--json]
+//
+// cpu: the "raw" call is the reference plugin's prepared instantiation run
+// directly, so jitwarm's overhead is what the core and the C ABI add.
+// cuda/hip: raw cuLaunchKernel / hipModuleLaunchKernel of the artifact's
+// function on the same stream, grid and arguments. Launches go in batches
+// of 256 with a synchronize between batches (not timed), so the device's
+// launch queue never fills and blocks the host.
 #include <jitwarm/jitwarm.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
+#include <functional>
 #include <iostream>
 #include <string>
+#include <vector>
+
+#include "kernel_definitions.hpp"
+#include "reference_cpu.hpp"
+#include "runtime_impl.hpp"
+#if JITWARM_BENCH_CUDA
+#include "cuda_device_driver.hpp"
+#endif
+#if JITWARM_BENCH_HIP
+#include "hip_device_driver.hpp"
+#endif
 
 using namespace jitwarm;
 
+namespace {
+
+constexpr const char* kExpand = "vllm.v1.sample.rejection_sampler.expand";
+constexpr int kBatch = 256;
+
+struct Options {
+  std::string platform = "cpu";
+  int iterations = 20000;
+  int rounds = 5;
+  bool json = false;
+};
+
+// Median over rounds of the mean host nanoseconds per call of `body`;
+// `sync` runs between batches, untimed.
+double time_per_call(const Options& o, const std::function<void()>& body,
+                     const std::function<void()>& sync) {
+  std::vector<double> rounds;
+  for (int r = 0; r < o.rounds; ++r) {
+    double nanoseconds = 0;
+    for (int done = 0; done < o.iterations; done += kBatch) {
+      const int n = std::min(kBatch, o.iterations - done);
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) body();
+      nanoseconds += std::chrono::duration<double, std::nano>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+      if (sync) sync();
+    }
+    rounds.push_back(nanoseconds / o.iterations);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[rounds.size() / 2];
+}
+
+struct Measurement {
+  std::string name;
+  double nanoseconds;
+};
+
+// Device buffers and arguments of expand for one request, on `platform`.
+struct ExpandCall {
+  const jw_platform_desc& platform;
+  void* x = nullptr;
+  void* cu = nullptr;
+  void* out = nullptr;
+  jw_tensor tx{}, tcu{}, tout{};
+  std::array<jw_arg_value, 6> args{};
+  alignas(16) std::array<int32_t, 4> host{};
+
+  ExpandCall(Runtime& runtime, const std::string& name, bool device)
+      : platform(runtime.platform(name)) {
+    const int64_t one[] = {1};
+    const int32_t device_index = device ? 0 : -1;
+    if (device) {
+      for (void** p : {&x, &cu, &out}) {
+        if (platform.allocate(platform.user_data, 0, 16, p) != JW_OK)
+          throw Error(JW_ERROR_OUT_OF_MEMORY, "allocate failed");
+      }
+      const int32_t values[] = {5, 1};
+      copy_in(x, &values[0]);
+      copy_in(cu, &values[1]);
+    } else {
+      host = {5, 1, 0, 0};
+      x = &host[0];
+      cu = &host[1];
+      out = &host[2];
+    }
+    tx = make_tensor(x, JW_DTYPE_INT32, one, device_index);
+    tcu = make_tensor(cu, JW_DTYPE_INT32, one, device_index);
+    tout = make_tensor(out, JW_DTYPE_INT32, one, device_index);
+    args = {arg(tout), arg(tx), arg(tcu), arg_int(5), arg_int(0), arg_int(8)};
+  }
+  void copy_in(void* dst, const int32_t* src) {
+    platform.copy(platform.user_data, 0, dst, src, sizeof(int32_t),
+                  JW_COPY_HOST_TO_DEVICE, nullptr);
+  }
+};
+
+void report(const Options& o, const std::string& device,
+            const std::vector<Measurement>& m) {
+  const double raw = m.front().nanoseconds;
+  if (o.json) {
+    std::cout << "{\"platform\": \"" << o.platform << "\", \"device\": \""
+              << device << "\", \"iterations\": " << o.iterations
+              << ", \"rounds\": " << o.rounds << ", \"ns_per_call\": {";
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      std::cout << (i ? ", " : "") << "\"" << m[i].name
+                << "\": " << fmt::format("{:.1f}", m[i].nanoseconds);
+    }
+    std::cout << "}}\n";
+    return;
+  }
+  std::cout << fmt::format("{} ({}), {} iterations x {} rounds (median):\n",
+                           o.platform, device, o.iterations, o.rounds);
+  for (const Measurement& x : m) {
+    std::cout << fmt::format("  {:<34} {:8.1f} ns", x.name, x.nanoseconds);
+    if (&x != &m.front() && x.name.rfind("jitwarm launch", 0) == 0) {
+      std::cout << fmt::format("   (+{:.1f} ns over {})", x.nanoseconds - raw,
+                               m.front().name);
+    }
+    std::cout << "\n";
+  }
+}
+
+// What every platform measures besides its raw call.
+void measure_jitwarm(const Options& o, Runtime& runtime,
+                     const KernelHandle& expand, jw_kernel_handle* c_expand,
+                     ExpandCall& call, void* stream,
+                     const std::function<void()>& sync,
+                     std::vector<Measurement>& out) {
+  LaunchOptions launch;
+  launch.platform = o.platform;
+  launch.stream = stream;
+  out.push_back({"jitwarm launch (C++ KernelHandle)",
+                 time_per_call(
+                     o, [&] { expand.launch(call.args, launch); }, sync)});
+  out.push_back({"jitwarm launch (C jw_kernel_launch)",
+                 time_per_call(
+                     o,
+                     [&] {
+                       if (jw_kernel_launch(c_expand, o.platform.c_str(), 0,
+                                            call.args.data(), call.args.size(),
+                                            stream) != JW_OK)
+                         throw Error(JW_ERROR_LAUNCH_FAILED, jw_last_error());
+                     },
+                     sync)});
+  out.push_back(
+      {"signature + prepared lookup",
+       time_per_call(o,
+                     [&] {
+                       if (detail::RuntimeImpl::find_prepared(
+                               expand, call.args, o.platform, 0) == nullptr)
+                         throw Error(JW_ERROR_INTERNAL, "not prepared");
+                     },
+                     {})});
+  const KernelSchema& schema = expand.schema();
+  const std::string target = runtime.target_for(o.platform);
+  out.push_back({"derive_key alone",
+                 time_per_call(o,
+                               [&] {
+                                 const CompileKey key = derive_key(
+                                     schema, call.args, target, "bench");
+                                 if (key.params().empty()) std::abort();
+                               },
+                               {})});
+}
+
+int run(const Options& o) {
+  // The C API runtime is the one measured for both APIs, so the C++ handle
+  // and the C handle share prepared launches and artifacts.
+  jw_runtime* c_runtime = nullptr;
+  if (jw_runtime_create(&c_runtime) != JW_OK ||
+      jw_runtime_load_plugins(c_runtime, nullptr, 0) != JW_OK) {
+    throw Error(JW_ERROR_INTERNAL, jw_last_error());
+  }
+  Runtime runtime;
+  runtime.load_plugins();
+  const bool device = o.platform != "cpu";
+  if (device) {
+    bool can_launch = false;
+    for (const PlatformInfo& p : runtime.platforms()) {
+      if (p.name == o.platform) can_launch = p.can_launch && p.device_count > 0;
+    }
+    if (!can_launch) {
+      std::cout << o.platform << ": no device here; nothing measured\n";
+      jw_runtime_destroy(c_runtime);
+      return 0;
+    }
+  }
+  const KernelHandle expand = runtime.kernel(kExpand);
+  jw_kernel_handle* c_expand = nullptr;
+  (void)c_expand;
+  ExpandCall call(runtime, o.platform, device);
+  LaunchOptions first;
+  first.platform = o.platform;
+  expand.launch(call.args, first);  // compile and prepare
+  const CompileKey key = expand.key_for(call.args, first);
+  const auto artifact = runtime.cached_artifact(key);
+  if (!artifact) throw Error(JW_ERROR_INTERNAL, "the artifact is not cached");
+  // A second runtime for the C API would compile again: the C handle is
+  // measured on its own runtime after one warming launch.
+  if (jw_kernel_find(c_runtime, kExpand, &c_expand) != JW_OK ||
+      jw_kernel_launch(c_expand, o.platform.c_str(), 0, call.args.data(),
+                       call.args.size(), nullptr) != JW_OK) {
+    throw Error(JW_ERROR_INTERNAL, jw_last_error());
+  }
+
+  std::vector<Measurement> m;
+  std::string device_name = runtime.target_for(o.platform);
+  if (o.platform == "cpu") {
+    const reference_cpu::KernelDefinition& definition =
+        *reference_cpu::find_kernel_definition(kExpand);
+    const reference_cpu::Instantiation& instantiation =
+        reference_cpu::prepare_instantiation(
+            kExpand,
+            jw_artifact_view{sizeof(jw_artifact_view), nullptr, nullptr,
+                             artifact->binary.data(), artifact->binary.size(),
+                             std::string(artifact->format).c_str(),
+                             std::string(artifact->entry_point).c_str(), 0});
+    m.push_back({"kernel alone (reference, prepared)",
+                 time_per_call(o,
+                               [&] {
+                                 reference_cpu::run_prepared(
+                                     definition, instantiation, call.args);
+                               },
+                               {})});
+    measure_jitwarm(o, runtime, expand, c_expand, call, nullptr, {}, m);
+  }
+#if JITWARM_BENCH_CUDA
+  else if (o.platform == "cuda") {
+    using namespace jitwarm::cuda;
+    const gpu::DynamicLibrary library =
+        gpu::DynamicLibrary::open_first({"libcuda.so.1"});
+    const CudaDriverApi api(library);
+    const auto check = [](CUresult r, const char* what) {
+      if (r != CUDA_SUCCESS) throw Error(JW_ERROR_LAUNCH_FAILED, what);
+    };
+    CUdevice dev = 0;
+    CUcontext context = nullptr;
+    check(api.cuDeviceGet(&dev, 0), "cuDeviceGet");
+    check(api.cuDevicePrimaryCtxRetain(&context, dev), "retain");
+    check(api.cuCtxPushCurrent(context), "push");
+    CUstream stream = nullptr;
+    check(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "stream");
+    const std::string image(artifact->binary);
+    const std::string entry(artifact->entry_point);
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    check(api.cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
+    check(api.cuModuleGetFunction(&function, module, entry.c_str()),
+          "cuModuleGetFunction");
+    // expand's parameters for this key: three pointers, replace_from and
+    // replace_to as int32 (x is int32), then B (int64).
+    CUdeviceptr out = reinterpret_cast<CUdeviceptr>(call.out);
+    CUdeviceptr x = reinterpret_cast<CUdeviceptr>(call.x);
+    CUdeviceptr cu = reinterpret_cast<CUdeviceptr>(call.cu);
+    int32_t from = 5, to = 0;
+    int64_t batch = 1;
+    void* params[] = {&out, &x, &cu, &from, &to, &batch};
+    const auto sync = [&] {
+      check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    };
+    m.push_back({"raw cuLaunchKernel",
+                 time_per_call(
+                     o,
+                     [&] {
+                       check(api.cuLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0,
+                                                stream, params, nullptr),
+                             "cuLaunchKernel");
+                     },
+                     sync)});
+    measure_jitwarm(o, runtime, expand, c_expand, call, stream, sync, m);
+    sync();
+    api.cuModuleUnload(module);
+  }
+#endif
+#if JITWARM_BENCH_HIP
+  else if (o.platform == "hip") {
+    using namespace jitwarm::hip;
+    const gpu::DynamicLibrary library =
+        gpu::DynamicLibrary::open_first({"libamdhip64.so.5", "libamdhip64.so"});
+    const HipRuntimeApi api(library);
+    const auto check = [](hipError_t r, const char* what) {
+      if (r != hipSuccess) throw Error(JW_ERROR_LAUNCH_FAILED, what);
+    };
+    check(api.hipSetDevice(0), "hipSetDevice");
+    hipModule_t module = nullptr;
+    hipFunction_t function = nullptr;
+    check(api.hipModuleLoadData(&module, artifact->binary.data()),
+          "hipModuleLoadData");
+    const std::string entry(artifact->entry_point);
+    check(api.hipModuleGetFunction(&function, module, entry.c_str()),
+          "hipModuleGetFunction");
+    void* out = call.out;
+    void* x = call.x;
+    void* cu = call.cu;
+    int32_t from = 5, to = 0;
+    int64_t batch = 1;
+    void* params[] = {&out, &x, &cu, &from, &to, &batch};
+    const auto sync = [&] {
+      check(api.hipStreamSynchronize(nullptr), "hipStreamSynchronize");
+    };
+    m.push_back({"raw hipModuleLaunchKernel",
+                 time_per_call(
+                     o,
+                     [&] {
+                       check(api.hipModuleLaunchKernel(function, 1, 1, 1, 64, 1,
+                                                       1, 0, nullptr, params,
+                                                       nullptr),
+                             "hipModuleLaunchKernel");
+                     },
+                     sync)});
+    measure_jitwarm(o, runtime, expand, c_expand, call, nullptr, sync, m);
+    sync();
+    static_cast<void>(api.hipModuleUnload(module));
+  }
+#endif
+  else {
+    throw Error(JW_ERROR_UNSUPPORTED,
+                "this build cannot measure platform " + o.platform);
+  }
+  report(o, device_name, m);
+  const CacheStats stats = runtime.cache_stats();
+  if (!o.json) {
+    std::cout << fmt::format("  compiles during the timed launches: {}\n",
+                             stats.compiles - 1);
+  }
+  jw_kernel_release(c_expand);
+  jw_runtime_destroy(c_runtime);
+  return stats.compiles == 1 ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  int iterations = 200000;
-  if (argc == 3 && std::string(argv[1]) == "--iterations") {
-    iterations = std::stoi(argv[2]);
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "jitwarm-bench-launch-overhead: " << a
+                  << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--platform") {
+      o.platform = value();
+    } else if (a == "--iterations") {
+      o.iterations = std::max(1, std::stoi(value()));
+    } else if (a == "--rounds") {
+      o.rounds = std::max(1, std::stoi(value()));
+    } else if (a == "--json") {
+      o.json = true;
+    } else {
+      std::cerr << "usage: jitwarm-bench-launch-overhead [--platform "
+                   "cpu|cuda|hip] [--iterations N] [--rounds R] [--json]\n";
+      return 2;
+    }
   }
   try {
-    Runtime runtime;
-    runtime.load_plugins();
-    const KernelHandle expand =
-        runtime.kernel("vllm.v1.sample.rejection_sampler.expand");
-    alignas(16) int32_t x[1] = {5}, cu[1] = {1}, out[1] = {0};
-    const int64_t one[] = {1};
-    const jw_tensor tx = make_tensor(x, JW_DTYPE_INT32, one);
-    const jw_tensor tcu = make_tensor(cu, JW_DTYPE_INT32, one);
-    const jw_tensor tout = make_tensor(out, JW_DTYPE_INT32, one);
-    const std::array args{arg(tout),  arg(tx),    arg(tcu),
-                          arg_int(5), arg_int(0), arg_int(8)};
-    const LaunchOptions cpu{"cpu", 0, nullptr};
-    expand.launch(args, cpu);  // compile once
-
-    const auto time = [&](auto&& body) {
-      const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < iterations; ++i) body();
-      return std::chrono::duration<double, std::nano>(
-                 std::chrono::steady_clock::now() - start)
-                 .count() /
-             iterations;
-    };
-    const double launch_ns = time([&] { expand.launch(args, cpu); });
-    const KernelSchema& schema = expand.schema();
-    const double derive_ns = time([&] {
-      const CompileKey key =
-          derive_key(schema, args, "cpu:x86_64", "reference-cpu");
-      if (key.params().empty()) std::abort();
-    });
-    std::cout << fmt::format(
-        "{} iterations: launch through a KernelHandle {:.0f} ns; derive_key "
-        "alone {:.0f} ns; compiles {}\n",
-        iterations, launch_ns, derive_ns, runtime.cache_stats().compiles);
-    return out[0] == 0 ? 0 : 1;
+    return run(o);
   } catch (const std::exception& e) {
     std::cerr << "jitwarm-bench-launch-overhead: " << e.what() << "\n";
     return 1;

@@ -67,7 +67,8 @@ class ArgumentSignature {
   uint64_t* data() { return heap_ ? heap_.get() : inline_.data(); }
   const uint64_t* data() const { return heap_ ? heap_.get() : inline_.data(); }
 
-  std::array<uint64_t, kWordsPerParam * kInlineParams> inline_{};
+  // Not value-initialized: reset() zeroes the words a schema uses.
+  std::array<uint64_t, kWordsPerParam * kInlineParams> inline_;
   std::unique_ptr<uint64_t[]> heap_;
   uint32_t size_ = 0;
 };

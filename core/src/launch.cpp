@@ -146,6 +146,20 @@ void RuntimeImpl::launch(const KernelSlot& slot,
   }
 }
 
+const PreparedLaunch* RuntimeImpl::find_prepared(
+    const KernelSlot& slot, std::span<const jw_arg_value> args,
+    std::string_view platform, int32_t device) {
+  const auto reading = registry_.read_guard();
+  const KernelState& state = *slot.state.load(std::memory_order_acquire);
+  const KernelState::Platform& entry = resolve(state, &platform);
+  ArgumentSignature signature;
+  specialize_arguments(*state.schema, args, ArgumentUse::launch, signature);
+  // The state (and its table) may be replaced after the guard ends; the
+  // caller only compares the pointer or reads it while nothing registers.
+  return entry.prepared->find(signature, device,
+                              prepared_launch_hash(signature, device));
+}
+
 const PreparedLaunch& RuntimeImpl::prepare(const KernelState& state,
                                            const KernelState::Platform& entry,
                                            std::string_view platform,

@@ -101,6 +101,12 @@ void RuntimeImpl::commit(RegistrationStaging& staging,
   }
 }
 
+const PreparedLaunch* RuntimeImpl::find_prepared(
+    const KernelHandle& handle, std::span<const jw_arg_value> args,
+    std::string_view platform, int32_t device) {
+  return handle.runtime_->find_prepared(*handle.slot_, args, platform, device);
+}
+
 void RuntimeImpl::launch(const KernelHandle& handle,
                          std::span<const jw_arg_value> args,
                          std::string_view platform, int32_t device,
@@ -283,6 +289,14 @@ CacheStats Runtime::cache_stats() const {
 
 bool Runtime::is_cached(const CompileKey& key) const {
   return impl_->cache().find(key) != nullptr;
+}
+
+std::optional<Runtime::ArtifactInfo> Runtime::cached_artifact(
+    const CompileKey& key) const {
+  const detail::Artifact* artifact = impl_->cache().find(key);
+  if (artifact == nullptr) return std::nullopt;
+  return ArtifactInfo{artifact->binary, artifact->format,
+                      artifact->entry_point};
 }
 
 const jw_platform_desc& Runtime::platform(std::string_view name) const {

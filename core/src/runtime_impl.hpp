@@ -60,6 +60,17 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   static void launch(const KernelHandle& handle,
                      std::span<const jw_arg_value> args,
                      std::string_view platform, int32_t device, void* stream);
+  // Steps 1 to 4 of a launch without its miss path: the prepared launch
+  // these arguments would use, or nullptr (the launch-overhead bench times
+  // signature and lookup with it).
+  static const PreparedLaunch* find_prepared(const KernelHandle& handle,
+                                             std::span<const jw_arg_value> args,
+                                             std::string_view platform,
+                                             int32_t device);
+  const PreparedLaunch* find_prepared(const KernelSlot& slot,
+                                      std::span<const jw_arg_value> args,
+                                      std::string_view platform,
+                                      int32_t device);
   CompileKey key_for(const KernelSlot& slot, std::span<const jw_arg_value> args,
                      std::string_view platform, int32_t device);
   // Compiles (or finds) `key` with `impl`; `from_launch` routes a real

@@ -302,7 +302,7 @@ void ArgumentSignature::reset(uint32_t num_params) {
     heap_ = std::make_unique<uint64_t[]>(size_);  // zeroed
   } else {
     heap_.reset();
-    std::fill_n(inline_.begin(), size_, 0);
+    std::memset(inline_.data(), 0, size_ * sizeof(uint64_t));
   }
   tensor_device = kNoDevice;
 }
@@ -324,7 +324,7 @@ void specialize_arguments(const KernelSchema& schema,
     const ParamDesc& p = params[i];
     uint64_t* words = out.param(static_cast<uint32_t>(i));
 
-    jw_arg_value defaulted{};
+    jw_arg_value defaulted;  // filled only when the default is used
     const jw_arg_value* a = nullptr;
     if (i < args.size()) {
       a = &args[i];
@@ -334,6 +334,7 @@ void specialize_arguments(const KernelSchema& schema,
              schema.name(), p.name, a->struct_size);
       }
     } else if (p.has_flag(JW_PARAM_HAS_DEFAULT)) {
+      defaulted = jw_arg_value{};
       defaulted.struct_size = sizeof(jw_arg_value);
       defaulted.kind = JW_VALUE_SCALAR;
       defaulted.value.scalar = p.default_value;

@@ -48,6 +48,8 @@ struct CudaDriverApi {
   X(cuCtxSynchronize)               \
   X(cuStreamGetCtx)                 \
   X(cuStreamSynchronize)            \
+  X(cuStreamCreate)                 \
+  X(cuStreamDestroy)                \
   X(cuModuleLoadData)               \
   X(cuModuleUnload)                 \
   X(cuModuleGetFunction)            \

@@ -227,8 +227,11 @@ jw_dtype KeyReader::tensor_dtype(uint32_t index) const {
 int64_t KeyReader::constexpr_int(uint32_t index) const {
   const jw_scalar& value = spec(index).constexpr_value;
   int64_t out = 0;
-  require(scalar_as_int64(value, &out), "constexpr '", param_name(index),
-          "' must be an integer that fits int64, got ", scalar_text(value));
+  // Text only on failure: require() would build its parts every time.
+  if (!scalar_as_int64(value, &out)) {
+    fail("constexpr '", param_name(index),
+         "' must be an integer that fits int64, got ", scalar_text(value));
+  }
   return out;
 }
 
@@ -389,9 +392,11 @@ int64_t KernelArgs::integer(uint32_t index) const {
   int64_t out = 0;
   require(value.kind == JW_VALUE_SCALAR, "parameter '", param_name(index),
           "' takes an integer, got ", value_text(value));
-  require(scalar_as_int64(value.value.scalar, &out), "parameter '",
-          param_name(index), "' takes an integer that fits int64, got ",
-          value_text(value), " ", scalar_text(value.value.scalar));
+  if (!scalar_as_int64(value.value.scalar, &out)) {
+    fail("parameter '", param_name(index),
+         "' takes an integer that fits int64, got ", value_text(value), " ",
+         scalar_text(value.value.scalar));
+  }
   return out;
 }
 
@@ -424,12 +429,13 @@ jw_dtype KernelArgs::tensor_dtype(uint32_t index) const {
 int64_t KernelArgs::constexpr_int(uint32_t index) const {
   const jw_arg_value& value = values_[index];
   int64_t out = 0;
-  require(value.kind == JW_VALUE_SCALAR &&
-              scalar_as_int64(value.value.scalar, &out),
-          "constexpr '", param_name(index),
-          "' must be an integer that fits int64, got ", value_text(value),
-          value.kind == JW_VALUE_SCALAR ? " " + scalar_text(value.value.scalar)
-                                        : std::string());
+  if (value.kind != JW_VALUE_SCALAR ||
+      !scalar_as_int64(value.value.scalar, &out)) {
+    fail("constexpr '", param_name(index),
+         "' must be an integer that fits int64, got ", value_text(value),
+         value.kind == JW_VALUE_SCALAR ? " " + scalar_text(value.value.scalar)
+                                       : std::string());
+  }
   return out;
 }
 

@@ -115,7 +115,7 @@ jw_status launch_prepared(void* user_data, void* prepared,
                           void* /*stream: the CPU runs synchronously*/) {
   return guarded([&] {
     const KernelDefinition& definition = definition_of(user_data);
-    run_prepared(definition.kernel_name,
+    run_prepared(definition,
                  *static_cast<const Instantiation*>(
                      required(prepared, "launch_prepared: prepared launch")),
                  std::span<const jw_arg_value>(args, num_args));

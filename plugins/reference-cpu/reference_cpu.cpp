@@ -241,13 +241,13 @@ void launch_instantiation(std::string_view kernel_name,
   instantiation.run(kernel_args);
 }
 
-void run_prepared(std::string_view kernel_name,
+void run_prepared(const KernelDefinition& definition,
                   const Instantiation& instantiation,
                   std::span<const jw_arg_value> args) {
   // The core validated the arguments against the artifact's key (P12), and
   // selection reads only what a key holds: no second selection here. The
   // kernel's own checks (extents against its scalar sizes) still run.
-  instantiation.run(KernelArgs(definition_for(kernel_name).schema(), args));
+  instantiation.run(KernelArgs(definition.schema(), args));
 }
 
 std::string describe_key(std::string_view kernel_name,

@@ -25,6 +25,7 @@
 namespace jitwarm::reference_cpu {
 
 struct Instantiation;  // kernel_definitions.hpp
+struct KernelDefinition;
 
 inline constexpr std::string_view kPluginName = "jitwarm-reference-cpu";
 inline constexpr std::string_view kImplName = "reference-cpu";
@@ -73,7 +74,7 @@ const Instantiation& prepare_instantiation(std::string_view kernel_name,
                                            const jw_artifact_view& artifact);
 // launch_prepared(args): runs a prepared instantiation on arguments the
 // core validated against the artifact's key.
-void run_prepared(std::string_view kernel_name,
+void run_prepared(const KernelDefinition& definition,
                   const Instantiation& instantiation,
                   std::span<const jw_arg_value> args);
 

@@ -132,6 +132,76 @@ TEST_CASE(
   CHECK(slot_as<int64_t>(floats, 5) == 3);  // B, the trailing extent
 }
 
+namespace {
+
+// Every parameter of both packings, byte for byte.
+void check_same_packing(KernelArguments& checked, KernelArguments& trusted) {
+  REQUIRE(trusted.count() == checked.count());
+  CHECK(trusted.device() == checked.device());
+  for (std::size_t i = 0; i < checked.count(); ++i) {
+    CAPTURE(i);
+    REQUIRE(trusted.size_of(i) == checked.size_of(i));
+    CHECK(std::memcmp(trusted.slot(i), checked.slot(i), checked.size_of(i)) ==
+          0);
+    CHECK(trusted.parameters()[i] == trusted.slot(i));
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a prepared launch's packing, then it packs every parameter as the "
+    "checked packing does, for every integer and float type") {
+  using jitwarm::gpu::ArgumentPacking;
+  SUBCASE("rms_norm with i64 and f64 choices") {
+    TestKey key(ks::kRmsNorm);
+    key.integer("x_stride", JW_INT_I64).floating("eps", JW_FLOAT_F64);
+    TestArgs args = rms_args(4, 100);
+    KernelArguments checked = KernelArguments::pack(key.view(), args.values());
+    const ArgumentPacking packing(key.view());
+    KernelArguments trusted = packing.pack(args.values());
+    check_same_packing(checked, trusted);
+    CHECK(packing.device(args.values()) == 0);
+  }
+  SUBCASE("prepare_pos_seq_lens with i64 and u64 counts") {
+    TestKey key(ks::kPreparePosSeqLens);
+    key.integer("num_reqs", JW_INT_I64).integer("seq_lens_len", JW_INT_U64);
+    TestArgs args(ks::kPreparePosSeqLens);
+    for (const char* t : {"idx_mapping", "query_start_loc",
+                          "num_computed_tokens", "seq_lens"}) {
+      args.tensor(t, JW_DTYPE_INT32, {8});
+    }
+    args.tensor("positions", JW_DTYPE_INT64, {64})
+        .integer("num_reqs", 3)
+        .unsigned_integer("seq_lens_len", 5);
+    KernelArguments checked = KernelArguments::pack(key.view(), args.values());
+    KernelArguments trusted = ArgumentPacking(key.view()).pack(args.values());
+    check_same_packing(checked, trusted);
+  }
+  SUBCASE("expand with float scalars and its trailing batch size") {
+    TestKey key(ks::kExpand);
+    TestArgs args(ks::kExpand);
+    args.tensor("output", JW_DTYPE_FLOAT32, {10})
+        .tensor("x", JW_DTYPE_FLOAT32, {3})
+        .tensor("cu_num_tokens", JW_DTYPE_INT32, {3})
+        .floating("replace_from", 0.5)
+        .floating("replace_to", -1.25);
+    KernelArguments checked = KernelArguments::pack(key.view(), args.values());
+    KernelArguments trusted = ArgumentPacking(key.view()).pack(args.values());
+    check_same_packing(checked, trusted);
+    CHECK(slot_as<int64_t>(trusted, 5) == 3);
+  }
+  SUBCASE("tensors in host memory are refused") {
+    TestKey key(ks::kRmsNorm);
+    TestArgs args = rms_args(4, 100);
+    for (const char* t : {"out", "x", "weight"}) args.device(t, -1);
+    const ArgumentPacking packing(key.view());
+    CHECK(error_message([&] {
+            (void)packing.device(args.values());
+          }).find("host memory") != std::string::npos);
+  }
+}
+
 TEST_CASE(
     "given arguments that contradict the key, then packing refuses them "
     "naming the parameter") {

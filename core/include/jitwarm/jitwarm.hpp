@@ -564,6 +564,15 @@ class Runtime {
   CacheStats cache_stats() const;
   // Whether an artifact for this key is in the in-memory cache.
   bool is_cached(const CompileKey& key) const;
+  // The artifact a launch of this key runs (for tools that inspect or ship
+  // binaries, and for comparing against a raw driver launch), or nullopt
+  // when it is not in memory. The views stay valid while the runtime lives.
+  struct ArtifactInfo {
+    std::string_view binary;
+    std::string_view format;
+    std::string_view entry_point;
+  };
+  std::optional<ArtifactInfo> cached_artifact(const CompileKey& key) const;
 
   // Platform services (memory) for tests, benchmarks and the conformance
   // runner.
