@@ -284,7 +284,9 @@ class GpuBackend::PreparedLaunch {
   const LoadedKernel& remember(const LaunchContext& context,
                                LoadedKernel kernel) {
     std::lock_guard lock(mutex_);
-    if (const LoadedKernel* known = loaded_in(context)) return *known;
+    for (const auto& known : storage_) {
+      if (known->context == context) return known->kernel;
+    }
     storage_.push_back(std::make_unique<Slot>(Slot{context, kernel}));
     for (auto& slot : slots_) {
       if (slot.load(std::memory_order_relaxed) == nullptr) {
@@ -292,8 +294,9 @@ class GpuBackend::PreparedLaunch {
         break;
       }
     }
-    // Past the fast slots, launches in further contexts ask the driver's
-    // module cache each time (still correct, just not prepared).
+    // Past the fast slots, launches in further contexts load through the
+    // driver's module cache and find their entry here, under the mutex
+    // (still correct, just not lock-free).
     return storage_.back()->kernel;
   }
 

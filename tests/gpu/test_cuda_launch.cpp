@@ -9,6 +9,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <jitwarm/jitwarm.hpp>
 
+#include "allocation_counter.hpp"
 #include "float16.hpp"
 #include "kernel_set.hpp"
 
@@ -18,10 +19,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -735,6 +738,49 @@ TEST_CASE(
   const std::string outcome =
       std::string("context handles reused: ") + (reused ? "yes" : "no");
   MESSAGE(outcome);
+}
+
+TEST_CASE(
+    "a prepared CUDA launch, on the default stream and on a stream of its "
+    "own, allocates nothing on the host") {
+  const driver::Api api;
+  driver::Stream stream = nullptr;
+  REQUIRE(api.stream_create(&stream, 0) == 0);
+  driver::DevicePointer d_output = 0, d_x = 0, d_cu = 0;
+  REQUIRE(api.mem_alloc(&d_output, 64) == 0);
+  REQUIRE(api.mem_alloc(&d_x, 16) == 0);
+  REQUIRE(api.mem_alloc(&d_cu, 16) == 0);
+  const std::vector<int32_t> x{5, 9}, cu{2, 5};
+  REQUIRE(api.copy_to_device(d_x, x.data(), 8) == 0);
+  REQUIRE(api.copy_to_device(d_cu, cu.data(), 8) == 0);
+  auto on_device = [](driver::DevicePointer p, int64_t n) {
+    const std::vector<int64_t> shape{n};
+    return jitwarm::make_tensor(reinterpret_cast<void*>(p), JW_DTYPE_INT32,
+                                shape, 0);
+  };
+  const jw_tensor t_output = on_device(d_output, 8);
+  const jw_tensor t_x = on_device(d_x, 2);
+  const jw_tensor t_cu = on_device(d_cu, 2);
+  const std::vector<jw_arg_value> args{
+      jitwarm::arg(t_output), jitwarm::arg(t_x),   jitwarm::arg(t_cu),
+      jitwarm::arg_int(5),    jitwarm::arg_int(0), jitwarm::arg_int(4)};
+  const jitwarm::KernelHandle expand = g_runtime->kernel(ks::kExpand);
+  for (void* s : {static_cast<void*>(nullptr), static_cast<void*>(stream)}) {
+    const jitwarm::LaunchOptions options{"cuda", 0, s};
+    expand.launch(args, options);  // prepares (and loads in this context)
+    CHECK(jitwarm::test::allocations_of([&] {
+            for (int i = 0; i < 200; ++i) expand.launch(args, options);
+          }) == 0);
+  }
+  REQUIRE(api.stream_synchronize(stream) == 0);
+  std::vector<int32_t> output(8, -1);
+  REQUIRE(api.copy_to_host(output.data(), d_output, 32) == 0);
+  CHECK(std::vector<int32_t>(output.begin(), output.begin() + 5) ==
+        std::vector<int32_t>{0, 0, 9, 9, 9});
+  for (driver::DevicePointer p : {d_output, d_x, d_cu}) {
+    CHECK(api.mem_free(p) == 0);
+  }
+  CHECK(api.stream_destroy(stream) == 0);
 }
 
 int main(int argc, char** argv) {

@@ -4,45 +4,17 @@
 // per artifact, every launch through launch_prepared, and release before
 // destroy; bad arguments are refused on hits as on misses.
 //
-// Allocations are counted by replacing the global operator new in this
-// executable (plugins loaded into it call the same one), only while a
-// thread arms the count.
+// Allocations are counted by tests/support/allocation_counter (a replaced
+// global operator new, counting only while a thread asks).
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 
 #include <array>
 #include <atomic>
-#include <cstdlib>
-#include <new>
 #include <thread>
 
+#include "allocation_counter.hpp"
 #include "counted_mutex.hpp"
-
-namespace {
-thread_local bool t_counting = false;
-thread_local uint64_t t_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (t_counting) ++t_allocations;
-  if (void* p = std::malloc(size != 0 ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return operator new(size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 using namespace jitwarm;
 using jitwarm::detail::CountedMutex;
@@ -60,11 +32,8 @@ struct Footprint {
 template <typename Body>
 Footprint footprint_of(Body&& body) {
   const uint64_t locks = CountedMutex::acquisitions_on_this_thread();
-  t_allocations = 0;
-  t_counting = true;
-  body();
-  t_counting = false;
-  return {t_allocations, CountedMutex::acquisitions_on_this_thread() - locks};
+  const uint64_t allocations = jitwarm::test::allocations_of(body);
+  return {allocations, CountedMutex::acquisitions_on_this_thread() - locks};
 }
 
 struct ScaleBuffers {
