@@ -1,14 +1,14 @@
 // key_matrix: the keys of kernel_key_matrix.hpp.
 #include "kernel_key_matrix.hpp"
 
+#include "kernel_set.hpp"
+
 #include <doctest/doctest.h>
 
 #include <utility>
 
 namespace jitwarm::gpu_test {
 namespace {
-
-using gpu::GpuKernel;
 
 constexpr jw_dtype kEveryDtype[] = {
     JW_DTYPE_BOOL,    JW_DTYPE_INT8,    JW_DTYPE_INT16,    JW_DTYPE_INT32,
@@ -55,35 +55,38 @@ void all_ints_div16(TestKey& key) {
 // Constexpr values that change code paths (tile shapes that cannot be
 // vectors, block sizes at the limits, context parallelism).
 std::vector<std::vector<std::pair<const char*, int64_t>>> constexpr_variants(
-    GpuKernel kernel) {
-  switch (kernel) {
-    case GpuKernel::compute_slot_mapping:
-      return {{{"blocks_per_kv_block", 2}},
-              {{"cp_world_size", 2}, {"cp_rank", 1}},
-              {{"cp_world_size", 4}, {"cp_rank", 3}, {"cp_interleave", 16}}};
-    case GpuKernel::expand:
-      return {{{"MAX_NUM_TOKENS", 1}}, {{"MAX_NUM_TOKENS", 1024}}};
-    case GpuKernel::batch_memcpy:
-      return {
-          {{"BLOCK_SIZE", 32}}, {{"BLOCK_SIZE", 1024}}, {{"BLOCK_SIZE", 100}}};
-    case GpuKernel::scatter_states:
-      return {{{"ROW_SIZE", 3}},
-              {{"ROW_SIZE", 0}},
-              {{"ROW_SIZE", 4096}, {"BLOCK_SIZE", 2048}}};
-    case GpuKernel::pack_seq:
-    case GpuKernel::unpack_seq:
-      return {{{"BLOCK_T", 1}, {"BLOCK_D", 3}},
-              {{"BLOCK_T", 32}, {"BLOCK_D", 256}}};
-    default: return {};
+    std::string_view kernel) {
+  namespace ks = jitwarm::kernel_set;
+  if (kernel == ks::kComputeSlotMapping) {
+    return {{{"blocks_per_kv_block", 2}},
+            {{"cp_world_size", 2}, {"cp_rank", 1}},
+            {{"cp_world_size", 4}, {"cp_rank", 3}, {"cp_interleave", 16}}};
   }
+  if (kernel == ks::kExpand) {
+    return {{{"MAX_NUM_TOKENS", 1}}, {{"MAX_NUM_TOKENS", 1024}}};
+  }
+  if (kernel == ks::kBatchMemcpy) {
+    return {
+        {{"BLOCK_SIZE", 32}}, {{"BLOCK_SIZE", 1024}}, {{"BLOCK_SIZE", 100}}};
+  }
+  if (kernel == ks::kScatterStates) {
+    return {{{"ROW_SIZE", 3}},
+            {{"ROW_SIZE", 0}},
+            {{"ROW_SIZE", 4096}, {"BLOCK_SIZE", 2048}}};
+  }
+  if (kernel == ks::kPackSeq || kernel == ks::kUnpackSeq) {
+    return {{{"BLOCK_T", 1}, {"BLOCK_D", 3}},
+            {{"BLOCK_T", 32}, {"BLOCK_D", 256}}};
+  }
+  return {};
 }
 
 // The keys of one kernel: the cross product is never needed, every value of
 // every dimension is, each against a default of the others.
 }  // namespace
 
-std::vector<TestKey> key_matrix(GpuKernel kernel, const std::string& target) {
-  const std::string_view name = gpu::schema_name(kernel);
+std::vector<TestKey> key_matrix(std::string_view name,
+                                const std::string& target) {
   std::vector<TestKey> keys;
   keys.emplace_back(name, target);
   const TestKey base(name, target);
@@ -156,7 +159,7 @@ std::vector<TestKey> key_matrix(GpuKernel kernel, const std::string& target) {
       case JW_PARAM_CONSTEXPR: break;
     }
   }
-  for (const auto& variant : constexpr_variants(kernel)) {
+  for (const auto& variant : constexpr_variants(name)) {
     for (bool aligned : {true, false}) {
       TestKey key(name, target);
       key.all_aligned(aligned);

@@ -7,14 +7,15 @@
 #pragma once
 
 #include "gpu_test_support.hpp"
-#include "kernel_instantiation.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace jitwarm::gpu_test {
 
-std::vector<TestKey> key_matrix(gpu::GpuKernel kernel,
+// `kernel`: a schema name of the kernel set.
+std::vector<TestKey> key_matrix(std::string_view kernel,
                                 const std::string& target);
 
 }  // namespace jitwarm::gpu_test

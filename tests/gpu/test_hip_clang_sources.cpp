@@ -52,7 +52,7 @@ void compile_for(const std::string& arch) {
   std::size_t keys = 0;
   for (gpu::GpuKernel kernel : gpu::kAllGpuKernels) {
     for (jitwarm::gpu_test::TestKey& key :
-         jitwarm::gpu_test::key_matrix(kernel, target.text)) {
+         jitwarm::gpu_test::key_matrix(gpu::schema_name(kernel), target.text)) {
       const gpu::KernelInstantiation inst =
           gpu::instantiate_kernel(key.view(), target);
       expressions_by_template[inst.function_template].insert(

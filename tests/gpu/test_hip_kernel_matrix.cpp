@@ -144,7 +144,7 @@ std::map<std::string, std::string> compile_for(GpuKernel kernel,
   }
   std::size_t matrix_keys = 0;
   for (jitwarm::gpu_test::TestKey& key :
-       jitwarm::gpu_test::key_matrix(kernel, target.text)) {
+       jitwarm::gpu_test::key_matrix(gpu::schema_name(kernel), target.text)) {
     CAPTURE(key.text());
     expressions.insert(
         gpu::instantiate_kernel(key.view(), target).name_expression());

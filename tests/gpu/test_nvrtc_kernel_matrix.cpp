@@ -56,7 +56,7 @@ const jitwarm::cuda::NvrtcCompiler& nvrtc() {
 void compile_every_instantiation(GpuKernel kernel) {
   const gpu::GpuTarget target = jitwarm::cuda::parse_cuda_target("cuda:sm_90");
   std::vector<TestKey> keys =
-      jitwarm::gpu_test::key_matrix(kernel, target.text);
+      jitwarm::gpu_test::key_matrix(gpu::schema_name(kernel), target.text);
   std::set<std::string> expressions;
   std::string source_file;
   for (TestKey& key : keys) {
