@@ -431,6 +431,9 @@ struct WarmupKeyResult {
   bool compiled = false;  // false: it was already cached
   bool failed = false;
   std::string error;
+  // Why it failed (JW_OK unless failed): JW_ERROR_UNSUPPORTED says the
+  // target itself is refused, so every key of it would fail alike.
+  jw_status status = JW_OK;
 };
 
 struct WarmupResult {
