@@ -272,7 +272,7 @@ struct PlatformInfo {
   std::string origin;
   bool can_compile = false;
   bool can_launch = false;
-  std::string detail;  // e.g. "no CUDA driver: compile-only"
+  std::string detail;  // why a capability is missing, e.g. "no CUDA driver"
   int32_t device_count = 0;
 };
 
