@@ -13,11 +13,11 @@ nvidia-smi -L; echo "cores: $(nproc)"; ldd $J | grep -i 'not found'
 $J plugins 2>&1 | grep -E 'platform|loaded|rejected'
 echo "== launch tests (tests/gpu)"; build-device/tests/gpu/test_cuda_launch 2>&1 | tail -2
 echo "== conformance"
-$J conformance --platform cuda --jobs 4 --json "$OUT/conformance-cuda.json" \
+$J conformance --platform cuda --jobs 4 --json-file "$OUT/conformance-cuda.json" \
   --junit "$OUT/conformance-cuda.xml" > "$OUT/conformance-cuda.txt" 2>&1
 echo "exit code $?"; tail -3 "$OUT/conformance-cuda.txt"
 $J conformance --platform cuda --large --case '*large*' --jobs 2 \
-  --json "$OUT/conformance-cuda-large.json" > "$OUT/conformance-cuda-large.txt" 2>&1
+  --json-file "$OUT/conformance-cuda-large.json" > "$OUT/conformance-cuda-large.txt" 2>&1
 echo "exit code $?"; tail -3 "$OUT/conformance-cuda-large.txt"
 echo "== bandwidth"
 build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \

@@ -3,9 +3,163 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <iostream>
+#include <charconv>
+
+#include "names.hpp"
 
 namespace jitwarm::cli {
+namespace {
+
+// The long option names of `options`, "--" included, for suggestions.
+std::vector<std::string> long_option_names(
+    const po::options_description& options) {
+  std::vector<std::string> names;
+  for (const auto& option : options.options()) {
+    if (!option->long_name().empty())
+      names.push_back("--" + option->long_name());
+  }
+  return names;
+}
+
+void print_help(const CommandLine& spec, const po::options_description& options,
+                std::ostream& out) {
+  out << "usage: jitwarm " << spec.command << " " << spec.usage << "\n";
+  if (!spec.about.empty()) out << "\n" << spec.about << "\n";
+  if (!spec.arguments.empty()) {
+    out << "\narguments:\n";
+    for (const Argument& a : spec.arguments) {
+      out << fmt::format("  {:<21} {}{}\n", a.name, a.help,
+                         a.required ? "" : " (optional)");
+    }
+  }
+  out << "\n" << options;
+}
+
+}  // namespace
+
+std::string version_text() {
+  return fmt::format("jitwarm {} (C ABI {})", JITWARM_VERSION,
+                     JITWARM_ABI_VERSION);
+}
+
+int report_error(const std::string& command, const CommandError& e,
+                 std::ostream& err) {
+  err << "jitwarm " << command << ": " << e.what() << "\n";
+  if (e.exit_code() == kExitUsage) {
+    err << "try 'jitwarm " << command << " --help'\n";
+  }
+  return e.exit_code();
+}
+
+bool parse(const CommandLine& spec, const po::options_description& options,
+           const std::vector<std::string>& args, po::variables_map& vm,
+           int* exit_code, std::ostream& out, std::ostream& err) {
+  po::options_description all(options);
+  all.add_options()("help,h", "show this help")("version", "show the version");
+  const auto usage_failure = [&](const std::string& message) {
+    err << "jitwarm " << spec.command << ": " << message << "\n"
+        << "usage: jitwarm " << spec.command << " " << spec.usage << "\n"
+        << "try 'jitwarm " << spec.command << " --help'\n";
+    *exit_code = kExitUsage;
+    return false;
+  };
+  std::vector<std::string> positionals;
+  try {
+    // No positional description: every positional token (and every token
+    // after "--") comes back here, to be assigned or refused below.
+    const po::parsed_options parsed =
+        po::command_line_parser(args).options(all).run();
+    positionals =
+        po::collect_unrecognized(parsed.options, po::include_positional);
+    po::store(parsed, vm);
+  } catch (const po::unknown_option& e) {
+    const std::string name = e.get_option_name();
+    return usage_failure(fmt::format(
+        "unknown option '{}'{}", name,
+        name.starts_with("--")
+            ? did_you_mean(closest_spellings(name, long_option_names(all)))
+            : std::string()));
+  } catch (const po::error& e) {
+    return usage_failure(e.what());
+  }
+  if (vm.count("help") != 0) {
+    print_help(spec, all, out);
+    *exit_code = kExitOk;
+    return false;
+  }
+  if (vm.count("version") != 0) {
+    out << version_text() << "\n";
+    *exit_code = kExitOk;
+    return false;
+  }
+  if (positionals.size() > spec.arguments.size()) {
+    std::string extra;
+    for (std::size_t i = spec.arguments.size(); i < positionals.size(); ++i) {
+      extra += fmt::format("{}'{}'", extra.empty() ? "" : " ", positionals[i]);
+    }
+    return usage_failure(fmt::format(
+        "unexpected argument{} {}{}",
+        positionals.size() - spec.arguments.size() > 1 ? "s" : "", extra,
+        spec.arguments.empty()
+            ? fmt::format(" ('jitwarm {}' takes no arguments, only options)",
+                          spec.command)
+            : std::string()));
+  }
+  for (std::size_t i = 0; i < spec.arguments.size(); ++i) {
+    const Argument& argument = spec.arguments[i];
+    if (i < positionals.size()) {
+      *argument.value = positionals[i];
+    } else if (argument.required) {
+      return usage_failure(
+          fmt::format("missing {} ({})", argument.name, argument.help));
+    }
+  }
+  try {
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_failure(e.what());
+  }
+  return true;
+}
+
+bool parse(const std::string& command, const std::string& usage,
+           const po::options_description& options, std::nullptr_t,
+           const std::vector<std::string>& args, po::variables_map& vm,
+           int* exit_code) {
+  return parse(CommandLine{command, usage, "", {}}, options, args, vm,
+               exit_code);
+}
+
+void validate(boost::any& v, const std::vector<std::string>& values, Count*,
+              int) {
+  po::validators::check_first_occurrence(v);
+  const std::string& text = po::validators::get_single_string(values);
+  unsigned value = 0;
+  const auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 1 ||
+      value > Count::kMaxCount) {
+    po::error_with_option_name e(fmt::format(
+        "the option '%canonical_option%' takes a whole number from 1 to {}, "
+        "not '{}'",
+        Count::kMaxCount, text));
+    throw e;
+  }
+  v = Count{value};
+}
+
+int exit_code_for(const Error& e) {
+  switch (e.status()) {
+    case JW_ERROR_INVALID_ARGUMENT:
+    case JW_ERROR_NOT_FOUND:
+    case JW_ERROR_ALREADY_EXISTS: return kExitBadInput;
+    case JW_ERROR_NO_DEVICE:
+    case JW_ERROR_UNSUPPORTED:
+    case JW_ERROR_IO: return kExitEnvironment;
+    case JW_ERROR_INTERNAL: return kExitInternal;
+    default: return kExitFailures;
+  }
+}
 
 void PluginOptions::add_to(po::options_description& d) {
   d.add_options()("plugin-path", po::value(&plugin_path),
@@ -33,54 +187,6 @@ PluginLoadOptions PluginOptions::to_load_options() const {
   }
   for (const auto& p : extra_plugins) o.search_path.push_back(p);
   return o;
-}
-
-bool parse(const std::string& command, const std::string& usage,
-           const po::options_description& options,
-           const po::positional_options_description* positional,
-           const std::vector<std::string>& args, po::variables_map& vm,
-           int* exit_code) {
-  po::options_description all(options);
-  all.add_options()("help,h", "show this help")("version", "show the version");
-  try {
-    po::command_line_parser parser(args);
-    parser.options(all);
-    if (positional != nullptr) parser.positional(*positional);
-    po::store(parser.run(), vm);
-    if (vm.count("help") != 0) {
-      std::cout << "usage: jitwarm " << command << " " << usage << "\n\n"
-                << all;
-      *exit_code = kExitOk;
-      return false;
-    }
-    if (vm.count("version") != 0) {
-      std::cout << "jitwarm " << JITWARM_VERSION << " (C ABI "
-                << JITWARM_ABI_VERSION << ")\n";
-      *exit_code = kExitOk;
-      return false;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "jitwarm " << command << ": " << e.what() << "\n"
-              << "usage: jitwarm " << command << " " << usage << "\n"
-              << "try 'jitwarm " << command << " --help'\n";
-    *exit_code = kExitUsage;
-    return false;
-  }
-  return true;
-}
-
-int exit_code_for(const Error& e) {
-  switch (e.status()) {
-    case JW_ERROR_INVALID_ARGUMENT:
-    case JW_ERROR_NOT_FOUND:
-    case JW_ERROR_ALREADY_EXISTS: return kExitBadInput;
-    case JW_ERROR_NO_DEVICE:
-    case JW_ERROR_UNSUPPORTED:
-    case JW_ERROR_IO: return kExitEnvironment;
-    case JW_ERROR_INTERNAL: return kExitInternal;
-    default: return kExitFailures;
-  }
 }
 
 std::unique_ptr<Runtime> make_runtime(const PluginOptions& plugins,

@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 #include "disk_cache.hpp"
+#include "names.hpp"
 
 namespace jitwarm::cli {
 
@@ -14,30 +15,34 @@ int cmd_cache(const std::vector<std::string>& args) {
   po::options_description options("options");
   std::string action, cache_dir, max_bytes;
   bool json = false;
-  options.add_options()("action", po::value(&action)->required(),
-                        "stats | verify | prune (positional)")(
-      "cache-dir,c", po::value(&cache_dir),
-      "cache directory (default: $JITWARM_CACHE_DIR)")(
+  options.add_options()("cache-dir,c", po::value(&cache_dir),
+                        "cache directory (default: $JITWARM_CACHE_DIR)")(
       "max-bytes", po::value(&max_bytes),
       "prune: keep at most this much (e.g. 512M, 2G; "
       "default: $JITWARM_CACHE_MAX_BYTES)")("json", po::bool_switch(&json),
                                             "print as JSON");
-  po::positional_options_description positional;
-  positional.add("action", 1);
+  const CommandLine command{
+      "cache",
+      "ACTION [--cache-dir D] [--max-bytes SIZE] [--json]",
+      "stats: entries and bytes. verify: check every entry (exit 1 when one\n"
+      "is corrupt). prune: evict the least recently used entries down to\n"
+      "--max-bytes.",
+      {{"ACTION", "stats, verify or prune", &action}}};
   po::variables_map vm;
   int code = kExitOk;
-  if (!parse("cache",
-             "stats|verify|prune [--cache-dir D] [--max-bytes SIZE] [--json]",
-             options, &positional, args, vm, &code)) {
-    return code;
+  if (!parse(command, options, args, vm, &code)) return code;
+  if (action != "stats" && action != "verify" && action != "prune") {
+    throw usage_error(fmt::format(
+        "unknown action '{}': use stats, verify or prune{}", action,
+        did_you_mean(closest_spellings(action, {"stats", "verify", "prune"}))));
   }
   if (cache_dir.empty() && std::getenv("JITWARM_CACHE_DIR") != nullptr) {
     cache_dir = std::getenv("JITWARM_CACHE_DIR");
   }
   if (cache_dir.empty()) {
-    std::cerr << "jitwarm cache: no cache directory (use --cache-dir or "
-                 "JITWARM_CACHE_DIR)\n";
-    return kExitUsage;
+    throw usage_error(
+        "no cache directory (use --cache-dir or "
+        "JITWARM_CACHE_DIR)");
   }
   if (max_bytes.empty() && std::getenv("JITWARM_CACHE_MAX_BYTES") != nullptr) {
     max_bytes = std::getenv("JITWARM_CACHE_MAX_BYTES");
@@ -66,11 +71,9 @@ int cmd_cache(const std::vector<std::string>& args) {
                                s.corrupt);
     }
     code = s.corrupt > 0 ? kExitFailures : kExitOk;
-  } else if (action == "prune") {
+  } else {  // prune
     if (budget == 0) {
-      std::cerr << "jitwarm cache prune: give --max-bytes (or "
-                   "JITWARM_CACHE_MAX_BYTES)\n";
-      return kExitUsage;
+      throw usage_error("prune needs --max-bytes (or JITWARM_CACHE_MAX_BYTES)");
     }
     const std::size_t removed = cache.prune(budget);
     const auto s = cache.stats();
@@ -82,10 +85,6 @@ int cmd_cache(const std::vector<std::string>& args) {
           "removed {} entries; {} entries, {} bytes remain\n", removed,
           s.entries, s.bytes);
     }
-  } else {
-    std::cerr << "jitwarm cache: unknown action '" << action
-              << "' (use stats, verify or prune)\n";
-    return kExitUsage;
   }
   if (json) std::cout << j.dump(2) << "\n";
   return code;

@@ -13,9 +13,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "cli.hpp"
+#include "names.hpp"
 
 namespace jitwarm::cli {
 namespace {
@@ -134,73 +137,98 @@ WarmupResult warm_in_processes(Runtime& runtime,
   return result;
 }
 
-}  // namespace
-
-int cmd_warmup(const std::vector<std::string>& args) {
-  po::options_description options("options");
-  PluginOptions plugins;
-  std::vector<std::string> manifests;
-  std::string platform, target, cache_dir, parallel = "processes";
-  unsigned jobs = 1;
-  bool json = false, quiet = false;
-  plugins.add_to(options);
-  options.add_options()("manifest,m",
-                        po::value(&manifests)->required()->composing(),
-                        "warmup manifest (TOML); repeatable")(
-      "platform,p", po::value(&platform),
-      "platform to warm (default: the target's, else the "
-      "manifest's, else the first that can launch)")(
-      "target,t", po::value(&target),
-      "target such as cuda:sm_90, hip:gfx942, cpu:x86_64 "
-      "(default: the platform's device 0)")(
-      "cache-dir,c", po::value(&cache_dir),
-      "persistent cache directory (default: $JITWARM_CACHE_DIR)")(
-      "jobs,j", po::value(&jobs), "compile this many keys at once")(
-      "parallel", po::value(&parallel),
-      "how --jobs runs: processes (default) or threads")(
-      "json", po::bool_switch(&json), "print the result as JSON")(
-      "quiet,q", po::bool_switch(&quiet), "no progress bar");
-  po::variables_map vm;
-  int code = kExitOk;
-  if (!parse("warmup",
-             "--manifest FILE [--platform P] [--target T] [--cache-dir D] "
-             "[--jobs N]",
-             options, nullptr, args, vm, &code)) {
-    return code;
-  }
-  if (parallel != "processes" && parallel != "threads") {
-    std::cerr << "jitwarm warmup: --parallel must be processes or threads\n";
-    return kExitUsage;
-  }
-  RuntimeOptions runtime_options;
-  runtime_options.cache_dir = cache_dir;
-  auto runtime = make_runtime(plugins, runtime_options);
-
+// Every request of every manifest, in order. A manifest that cannot be read
+// is bad input (exit 3), like a malformed one: the user named it.
+std::vector<WarmupRequest> load_requests(
+    const std::vector<std::string>& manifests) {
   std::vector<WarmupRequest> requests;
   for (const auto& path : manifests) {
-    WarmupManifest m = load_warmup_manifest(path);
+    WarmupManifest m;
+    try {
+      m = load_warmup_manifest(path);
+    } catch (const Error& e) {
+      if (e.status() == JW_ERROR_IO)
+        throw CommandError(kExitBadInput, e.what());
+      throw;
+    }
     for (auto& r : m.requests) requests.push_back(std::move(r));
   }
-  WarmupOptions warmup_options;
-  warmup_options.platform = platform;
-  warmup_options.target = target;
-  const std::vector<CompileKey> keys =
-      runtime->warmup_plan(requests, warmup_options);
+  return requests;
+}
 
-  ProgressBar progress(!quiet && !json && stderr_is_terminal());
-  WarmupResult result;
-  if (jobs > 1 && parallel == "processes" && keys.size() > 1) {
-    result = warm_in_processes(*runtime, keys,
-                               std::min<unsigned>(jobs, keys.size()), progress);
-  } else {
-    warmup_options.jobs = std::max(1u, jobs);
-    warmup_options.progress = [&](std::size_t done, std::size_t total,
-                                  const CompileKey& key) {
-      progress.update(done, total, key.text());
-    };
-    result = runtime->warmup_keys(keys, warmup_options);
+// --dry-run: the keys warmup would compile, compiling nothing.
+void print_plan(const std::vector<CompileKey>& keys, bool json) {
+  if (json) {
+    nlohmann::json j;
+    j["dry_run"] = true;
+    j["keys"] = keys.size();
+    j["plan"] = nlohmann::json::array();
+    for (const CompileKey& key : keys) {
+      j["plan"].push_back({{"key", key.text()},
+                           {"hash", key.hash().hex()},
+                           {"kernel", key.kernel_name()},
+                           {"implementation", key.impl_name()},
+                           {"target", key.target()}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
   }
+  for (const CompileKey& key : keys) std::cout << key.text() << "\n";
+  std::cout << fmt::format(
+      "{} keys would be compiled (dry run: nothing compiled)\n", keys.size());
+}
 
+// A target no compiler supports fails every key alike. So the first key of
+// each implementation is compiled alone, first: when one is refused as
+// unsupported (JW_ERROR_UNSUPPORTED), the run stops with that one error
+// (exit 4) instead of failing each key.
+struct Probes {
+  std::vector<std::size_t> index;  // into the keys, ascending
+  WarmupResult result;             // result.keys[i] is keys[index[i]]'s
+};
+
+Probes compile_probes(Runtime& runtime, const std::vector<CompileKey>& keys) {
+  Probes probes;
+  std::vector<CompileKey> first_keys;
+  std::set<std::string> implementations;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (implementations.insert(keys[i].impl_name()).second) {
+      probes.index.push_back(i);
+      first_keys.push_back(keys[i]);
+    }
+  }
+  probes.result = runtime.warmup_keys(first_keys);
+  return probes;
+}
+
+// Prints each refused target; true when there was one.
+bool report_unsupported(const std::vector<CompileKey>& keys,
+                        const Probes& probes) {
+  bool refused = false;
+  for (std::size_t p = 0; p < probes.index.size(); ++p) {
+    const WarmupKeyResult& r = probes.result.keys[p];
+    if (!r.failed || r.status != JW_ERROR_UNSUPPORTED) continue;
+    const CompileKey& key = keys[probes.index[p]];
+    std::cerr << fmt::format(
+        "jitwarm warmup: {} cannot compile for {}; nothing was compiled\n  "
+        "{}\n",
+        key.impl_name(), key.target(), r.error);
+    refused = true;
+  }
+  return refused;
+}
+
+// "FAILED <key>" and the error, the key once: most compile errors name it.
+void print_failure(const WarmupKeyResult& k) {
+  if (k.error.find(k.key_text) != std::string::npos) {
+    std::cerr << "FAILED: " << k.error << "\n";
+  } else {
+    std::cerr << "FAILED " << k.key_text << "\n  " << k.error << "\n";
+  }
+}
+
+void print_result(const WarmupResult& result, const std::string& cache_dir,
+                  bool json) {
   if (json) {
     nlohmann::json j;
     j["keys"] = result.keys.size();
@@ -208,10 +236,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
     j["cached"] = result.cached;
     j["failed"] = result.failed;
     j["seconds"] = result.seconds;
-    j["cache_dir"] = cache_dir.empty() ? (std::getenv("JITWARM_CACHE_DIR")
-                                              ? std::getenv("JITWARM_CACHE_DIR")
-                                              : "")
-                                       : cache_dir;
+    j["cache_dir"] = cache_dir;
     j["results"] = nlohmann::json::array();
     for (const auto& k : result.keys) {
       j["results"].push_back({{"key", k.key_text},
@@ -222,16 +247,116 @@ int cmd_warmup(const std::vector<std::string>& args) {
                               {"error", k.error}});
     }
     std::cout << j.dump(2) << "\n";
-  } else {
-    for (const auto& k : result.keys) {
-      if (k.failed)
-        std::cerr << "FAILED " << k.key_text << "\n  " << k.error << "\n";
-    }
-    std::cout << fmt::format(
-        "{} keys: {} compiled, {} already cached, {} failed in {:.2f} s\n",
-        result.keys.size(), result.compiled, result.cached, result.failed,
-        result.seconds);
+    return;
   }
+  for (const auto& k : result.keys) {
+    if (k.failed) print_failure(k);
+  }
+  std::cout << fmt::format(
+      "{} keys: {} compiled, {} already cached, {} failed in {:.2f} s\n",
+      result.keys.size(), result.compiled, result.cached, result.failed,
+      result.seconds);
+}
+
+}  // namespace
+
+int cmd_warmup(const std::vector<std::string>& args) {
+  po::options_description options("options");
+  PluginOptions plugins;
+  std::vector<std::string> manifests;
+  std::string platform, target, cache_dir, parallel = "processes";
+  Count jobs;
+  bool json = false, quiet = false, dry_run = false;
+  plugins.add_to(options);
+  options.add_options()("manifest,m",
+                        po::value(&manifests)->required()->composing(),
+                        "warmup manifest (TOML); repeatable")(
+      "platform,p", po::value(&platform),
+      "platform to warm (default: the target's, else the "
+      "manifest's, else the first that can launch)")(
+      "target,t", po::value(&target),
+      "target such as cuda:sm_90, hip:gfx942, cpu:x86_64, or the shorthand "
+      "sm_90 / gfx942 (default: the platform's device 0)")(
+      "cache-dir,c", po::value(&cache_dir),
+      "persistent cache directory (default: $JITWARM_CACHE_DIR)")(
+      "jobs,j", po::value(&jobs),
+      "compile this many keys at once (1 to 1024; default 1)")(
+      "parallel", po::value(&parallel),
+      "how --jobs runs: processes (default) or threads")(
+      "dry-run,n", po::bool_switch(&dry_run),
+      "print the keys that would be compiled, compile nothing")(
+      "json", po::bool_switch(&json), "print the result as JSON")(
+      "quiet,q", po::bool_switch(&quiet), "no progress bar");
+  po::variables_map vm;
+  int code = kExitOk;
+  if (!parse(CommandLine{"warmup",
+                         "--manifest FILE [--platform P] [--target T] "
+                         "[--cache-dir D] [--jobs N] [--dry-run] [--json]",
+                         "",
+                         {}},
+             options, args, vm, &code)) {
+    return code;
+  }
+  if (parallel != "processes" && parallel != "threads") {
+    throw usage_error("--parallel must be processes or threads, not '" +
+                      parallel + "'");
+  }
+  if (!target.empty()) target = expand_target(target);
+  if (cache_dir.empty() && std::getenv("JITWARM_CACHE_DIR") != nullptr) {
+    cache_dir = std::getenv("JITWARM_CACHE_DIR");
+  }
+  RuntimeOptions runtime_options;
+  runtime_options.cache_dir = cache_dir;
+  auto runtime = make_runtime(plugins, runtime_options);
+
+  const std::vector<WarmupRequest> requests = load_requests(manifests);
+  WarmupOptions warmup_options;
+  warmup_options.platform = platform;
+  warmup_options.target = target;
+  const std::vector<CompileKey> keys =
+      runtime->warmup_plan(requests, warmup_options);
+  if (dry_run) {
+    print_plan(keys, json);
+    return kExitOk;
+  }
+
+  const Probes probes = compile_probes(*runtime, keys);
+  if (report_unsupported(keys, probes)) return kExitEnvironment;
+  std::vector<CompileKey> rest;
+  std::vector<std::size_t> rest_index;
+  for (std::size_t i = 0, p = 0; i < keys.size(); ++i) {
+    if (p < probes.index.size() && probes.index[p] == i) {
+      ++p;
+    } else {
+      rest.push_back(keys[i]);
+      rest_index.push_back(i);
+    }
+  }
+
+  ProgressBar progress(!quiet && !json && stderr_is_terminal());
+  WarmupResult warmed;
+  if (jobs.value > 1 && parallel == "processes" && rest.size() > 1) {
+    warmed = warm_in_processes(
+        *runtime, rest, std::min<unsigned>(jobs.value, rest.size()), progress);
+  } else {
+    warmup_options.jobs = jobs.value;
+    warmup_options.progress = [&](std::size_t done, std::size_t,
+                                  const CompileKey& key) {
+      progress.update(probes.index.size() + done, keys.size(), key.text());
+    };
+    warmed = runtime->warmup_keys(rest, warmup_options);
+  }
+  WarmupResult result;
+  result.keys.resize(keys.size());
+  for (std::size_t p = 0; p < probes.index.size(); ++p) {
+    result.keys[probes.index[p]] = probes.result.keys[p];
+  }
+  for (std::size_t r = 0; r < rest_index.size(); ++r) {
+    result.keys[rest_index[r]] = warmed.keys[r];
+  }
+  result.count_outcomes();
+  result.seconds = probes.result.seconds + warmed.seconds;
+  print_result(result, cache_dir, json);
   return result.failed > 0 ? kExitFailures : kExitOk;
 }
 

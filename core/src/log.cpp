@@ -1,21 +1,28 @@
 #include "log.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 namespace jitwarm::detail {
 namespace {
 
-jw_log_level threshold_from_environment() {
-  const char* value = std::getenv("JITWARM_LOG_LEVEL");
-  if (value == nullptr) return JW_LOG_WARNING;
-  std::string_view v(value);
-  if (v == "debug") return JW_LOG_DEBUG;
-  if (v == "info") return JW_LOG_INFO;
-  if (v == "error") return JW_LOG_ERROR;
-  return JW_LOG_WARNING;
+constexpr const char* kLevelVariable = "JITWARM_LOG_LEVEL";
+
+// The threshold JITWARM_LOG_LEVEL asks for; std::nullopt (and the default,
+// warning) for a value that is not a level name.
+std::optional<jw_log_level> threshold_from_environment() {
+  const char* value = std::getenv(kLevelVariable);
+  if (value == nullptr || *value == '\0') return JW_LOG_WARNING;
+  const std::string_view v(value);
+  for (const jw_log_level level :
+       {JW_LOG_DEBUG, JW_LOG_INFO, JW_LOG_WARNING, JW_LOG_ERROR}) {
+    if (v == log_level_name(level)) return level;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -30,8 +37,21 @@ const char* log_level_name(jw_log_level level) {
   return "log";
 }
 
-Logger::Logger(Sink sink)
-    : sink_(std::move(sink)), threshold_(threshold_from_environment()) {}
+Logger::Logger(Sink sink) : sink_(std::move(sink)), threshold_(JW_LOG_WARNING) {
+  if (const auto level = threshold_from_environment()) {
+    threshold_ = *level;
+    return;
+  }
+  // A misspelt level would otherwise silently mean "warning". Said once per
+  // process: every runtime reads the same environment.
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
+    log(JW_LOG_WARNING,
+        std::string(kLevelVariable) + "='" + std::getenv(kLevelVariable) +
+            "' is not a log level (debug, info, warning or error); using "
+            "warning");
+  }
+}
 
 void Logger::log(jw_log_level level, const std::string& message) const {
   if (sink_) {

@@ -134,6 +134,8 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
       } catch (const std::exception& e) {
         r.failed = true;
         r.error = e.what();
+        const auto* error = dynamic_cast<const Error*>(&e);
+        r.status = error != nullptr ? error->status() : JW_ERROR_INTERNAL;
       }
       if (options.progress) {
         std::lock_guard lock(progress_mutex);

@@ -76,16 +76,14 @@ std::vector<std::string> CudaDriverApi::missing() const {
 CudaDeviceDriver::CudaDeviceDriver()
     : library_(gpu::DynamicLibrary::open_first({kDriverLibrary})) {
   if (!library_.is_open()) {
-    unavailable_ = "no CUDA driver: compile-only (" + library_.error() + ")";
+    unavailable_ = "no CUDA driver: " + library_.error();
     return;
   }
   auto api = std::make_unique<CudaDriverApi>(library_);
   const std::vector<std::string> missing = api->missing();
   if (!missing.empty()) {
-    unavailable_ =
-        "CUDA driver too old: compile-only (" + library_.name() + " lacks";
+    unavailable_ = "CUDA driver too old: " + library_.name() + " lacks";
     for (const std::string& name : missing) unavailable_ += " " + name;
-    unavailable_ += ")";
     return;
   }
   api_ = std::move(api);
@@ -167,12 +165,12 @@ gpu::DriverStatus CudaDeviceDriver::status() {
     return status;
   }
   if (init_result_ != CUDA_SUCCESS) {
-    status.detail = "CUDA driver present but unusable: compile-only (" +
-                    error_text(init_result_) + ")";
+    status.detail =
+        "CUDA driver present but unusable: " + error_text(init_result_);
     return status;
   }
   if (device_count_ == 0) {
-    status.detail = "no CUDA device: compile-only";
+    status.detail = "no CUDA device";
     return status;
   }
   status.can_launch = true;

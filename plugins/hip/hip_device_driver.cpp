@@ -90,7 +90,7 @@ HipDeviceDriver::HipDeviceDriver(std::string kfd_path)
       },
       why_not);
   if (!library_.is_open()) {
-    unavailable_ = "no HIP runtime: compile-only (" + why_not + ")";
+    unavailable_ = "no HIP runtime: " + why_not;
     return;
   }
   api_ = std::make_unique<HipRuntimeApi>(library_);
@@ -138,10 +138,9 @@ void HipDeviceDriver::require_initialized() {
     initialized_.store(true, std::memory_order_release);
   });
   if (init_result_ != hipSuccess) {
-    throw plugin::PluginError(
-        JW_ERROR_NO_DEVICE,
-        "no AMD GPU / ROCm driver: compile-only (hipGetDeviceCount: " +
-            error_text(init_result_) + ")");
+    throw plugin::PluginError(JW_ERROR_NO_DEVICE,
+                              "no AMD GPU / ROCm driver: hipGetDeviceCount: " +
+                                  error_text(init_result_));
   }
 }
 
@@ -167,8 +166,8 @@ gpu::DriverStatus HipDeviceDriver::status() {
   if (!initialized_.load(std::memory_order_acquire)) {
     struct stat node {};
     if (stat(kfd_path_.c_str(), &node) != 0) {
-      status.detail = "no AMD GPU / ROCm driver: compile-only (" + kfd_path_ +
-                      " not found; HIP runtime " + library_.name() + ")";
+      status.detail = "no AMD GPU / ROCm driver: " + kfd_path_ +
+                      " not found (HIP runtime " + library_.name() + ")";
       return status;
     }
     status.can_launch = true;
@@ -177,13 +176,12 @@ gpu::DriverStatus HipDeviceDriver::status() {
     return status;
   }
   if (init_result_ != hipSuccess) {
-    status.detail =
-        "no AMD GPU / ROCm driver: compile-only (hipGetDeviceCount: " +
-        error_text(init_result_) + ")";
+    status.detail = "no AMD GPU / ROCm driver: hipGetDeviceCount: " +
+                    error_text(init_result_);
     return status;
   }
   if (device_count_ == 0) {
-    status.detail = "no AMD GPU: compile-only";
+    status.detail = "no AMD GPU";
     return status;
   }
   status.can_launch = true;

@@ -57,12 +57,12 @@ fs::path make_temp_dir() {
   return pattern;
 }
 
-// Runs the driver with `args` plus --json and --junit into a fresh
+// Runs the driver with `args` plus --json-file and --junit into a fresh
 // directory.
 Run run_conformance(std::vector<std::string> args, bool reports = true) {
   const fs::path dir = make_temp_dir();
   if (reports) {
-    args.insert(args.end(), {"--json", (dir / "report.json").string(),
+    args.insert(args.end(), {"--json-file", (dir / "report.json").string(),
                              "--junit", (dir / "report.xml").string()});
   }
   std::string command = quoted(CONFORMANCE_DRIVER);

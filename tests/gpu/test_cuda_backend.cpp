@@ -220,7 +220,7 @@ TEST_CASE(
       key, compiled->binary, compiled->format, compiled->entry_point, 1);
   if (!machine_has_cuda_driver()) {
     CHECK((flags & JW_PLATFORM_CAN_LAUNCH) == 0);
-    CHECK(detail.find("no CUDA driver: compile-only (") != std::string::npos);
+    CHECK(detail.find("no CUDA driver: ") != std::string::npos);
     CHECK(detail.find("libcuda.so.1") != std::string::npos);
     CHECK(backend->driver().device_count() == 0);
     const PluginError e =

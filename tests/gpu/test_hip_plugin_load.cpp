@@ -122,16 +122,14 @@ TEST_CASE(
   REQUIRE(platform.capabilities(platform.user_data, &flags, &sink) == JW_OK);
   CHECK((flags & JW_PLATFORM_CAN_COMPILE) != 0);
   CHECK((flags & JW_PLATFORM_CAN_LAUNCH) == 0);
-  CHECK(detail.find("no AMD GPU / ROCm driver: compile-only") !=
-        std::string::npos);
+  CHECK(detail.find("no AMD GPU / ROCm driver: ") != std::string::npos);
   std::string log;
   for (const std::string& line : p.host.logs) log += line + "\n";
   MESSAGE(log);
   CHECK(log.find("jitwarm-hip: hiprtc in-process for ") != std::string::npos);
   CHECK(log.find("clang out-of-process for other targets") !=
         std::string::npos);
-  CHECK(log.find("no AMD GPU / ROCm driver: compile-only") !=
-        std::string::npos);
+  CHECK(log.find("no AMD GPU / ROCm driver: ") != std::string::npos);
 
   int32_t count = -1;
   REQUIRE(platform.device_count(platform.user_data, &count) == JW_OK);

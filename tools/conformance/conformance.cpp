@@ -239,6 +239,12 @@ int run(const std::vector<std::string>& args) {
     std::cerr << "jitwarm conformance: " << plan.error << "\n";
     return plan.error_exit_code;
   }
+  try {
+    check_kernel_filters(options, plan);
+  } catch (const Error& e) {
+    std::cerr << "jitwarm conformance: " << e.what() << "\n";
+    return kExitBadInput;
+  }
 
   ExpectationSet expectations;
   try {
@@ -258,17 +264,19 @@ int run(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
-  std::cout << fmt::format(
+  // With --json, stdout carries the JSON report alone.
+  std::ostream& status_out = options.json ? std::cerr : std::cout;
+  status_out << fmt::format(
       "jitwarm conformance: {} checks on {} platform(s){}\n", s.items.size(),
       plan.platforms.size(), options.isolate ? "" : " (not isolated)");
-  std::cout.flush();
+  status_out.flush();
   std::size_t done = 0;
   const auto progress = [&](const CaseResult& r) {
     ++done;
     if (options.verbose) {
-      std::cout << fmt::format("[{}/{}] {:<15} {}\n", done, s.items.size(),
-                               to_string(r.status), r.id());
-      std::cout.flush();
+      status_out << fmt::format("[{}/{}] {:<15} {}\n", done, s.items.size(),
+                                to_string(r.status), r.id());
+      status_out.flush();
     }
   };
   if (options.isolate) {
@@ -321,7 +329,11 @@ int run(const std::vector<std::string>& args) {
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  print_report(std::cout, report, options.verbose);
+  if (options.json) {
+    print_json(std::cout, report);
+  } else {
+    print_report(std::cout, report, options.verbose);
+  }
   try {
     if (!options.junit_path.empty()) write_junit(options.junit_path, report);
     if (!options.json_path.empty()) write_json(options.json_path, report);

@@ -1,25 +1,28 @@
-// options.cpp — parsing the conformance command line with
-// Boost.Program_options (see options.hpp).
+// options.cpp — the conformance command line, parsed by the parser every
+// `jitwarm` verb uses (tools/cli.hpp; see options.hpp).
 #include "options.hpp"
 
-#include <boost/program_options.hpp>
+#include <jitwarm/jitwarm.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cases.hpp"
+#include "cli.hpp"
+#include "names.hpp"
+#include "plan.hpp"
 
 #ifndef JITWARM_CONFORMANCE_EXPECTATIONS_DIR
 #define JITWARM_CONFORMANCE_EXPECTATIONS_DIR ""
 #endif
 
 namespace jitwarm::conformance {
-namespace po = boost::program_options;
+namespace po = cli::po;
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: jitwarm conformance [options]
-
-Runs every kernel of every plugin under test against the CPU reference on
+constexpr const char* kAbout =
+    R"(Runs every kernel of every plugin under test against the CPU reference on
 generated inputs and checks what the framework promises: the same results
 (exact for integers and copies, dtype-aware tolerances for floats), warmup
 inputs that reproduce their key, no compile on the first launch after
@@ -33,11 +36,12 @@ without, every platform that has implementations, the CPU reference
 itself included. A platform that cannot launch is tested compile-only
 (with --target).
 
-Exit codes: 0 every result met its expectation, 1 some did not, 2 bad
-command line, 3 bad input (expectations file, unknown platform), 4 a
-plugin was rejected or a file could not be written, 70 internal error.
+Output: the table on stdout; --json prints the JSON report on stdout
+instead; --json-file and --junit write reports to files.
 
-options)";
+Exit codes: 0 every result met its expectation, 1 some did not, 2 bad
+command line, 3 bad input (expectations file, unknown platform or kernel),
+4 a plugin was rejected or a file could not be written, 70 internal error.)";
 
 }  // namespace
 
@@ -49,12 +53,11 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
                             std::ostream& out, std::ostream& err) {
   Options options;
   options.seed = kDefaultSeed;
-  bool help = false;
   bool no_isolation = false;
-  po::options_description description(kUsage);
+  cli::Count jobs;
+  po::options_description description("options");
   // clang-format off
   description.add_options()
-      ("help,h", po::bool_switch(&help), "show this help")
       ("plugin", po::value(&options.plugins)->composing(),
        "test this plugin .so (repeatable); the reference comes from the "
        "search path")
@@ -64,7 +67,7 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
       ("platform", po::value(&options.platforms)->composing(),
        "test only this platform (repeatable)")
       ("kernel", po::value(&options.kernel_globs)->composing(),
-       "test only kernels matching this glob, full or short name "
+       "test only this kernel: a full or short name, or a glob over either "
        "(repeatable)")
       ("case", po::value(&options.case_globs)->composing(),
        "run only cases matching this glob (repeatable)")
@@ -72,7 +75,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
        "compile every case's key, launch nothing (automatic for a platform "
        "that cannot launch)")
       ("target", po::value(&options.targets)->composing(),
-       "compile-only target, e.g. cuda:sm_90 or hip:gfx942 (repeatable)")
+       "compile-only target, e.g. cuda:sm_90, hip:gfx942 or the shorthand "
+       "sm_90 / gfx942 (repeatable)")
       ("device", po::value(&options.device),
        "device index to launch on (default 0)")
       ("list", po::bool_switch(&options.list),
@@ -82,12 +86,16 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
       ("expectations-dir", po::value(&options.expectations_dir),
        "read <dir>/<platform>.toml for each platform under test (default: "
        "the installed expectations directory)")
-      ("junit", po::value(&options.junit_path), "write JUnit XML here")
-      ("json", po::value(&options.json_path), "write the JSON report here")
+      ("json", po::bool_switch(&options.json),
+       "print the JSON report on stdout instead of the table")
+      ("json-file", po::value(&options.json_path),
+       "write the JSON report to this file")
+      ("junit", po::value(&options.junit_path),
+       "write the JUnit XML report to this file")
       ("timeout", po::value(&options.timeout_seconds),
        "seconds one case may run before its worker is killed (default 60)")
-      ("jobs,j", po::value(&options.jobs),
-       "worker processes running cases at once (default 1)")
+      ("jobs,j", po::value(&jobs),
+       "worker processes running cases at once (1 to 1024; default 1)")
       ("large", po::bool_switch(&options.large),
        "add the large cases (millions of elements; for GPU runs)")
       ("seed", po::value(&options.seed), "input seed (default 20240607)")
@@ -96,37 +104,67 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
       ("verbose,v", po::bool_switch(&options.verbose),
        "print every result, not only the ones that need attention");
   // clang-format on
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(description).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    err << "jitwarm conformance: " << e.what()
-        << "\n(jitwarm conformance --help lists the options)\n";
-    return {std::nullopt, kExitUsage};
+  // --json took a file before it became a flag: say where the file goes
+  // now rather than only that the file name is unexpected.
+  for (std::size_t i = 0; i + 1 < args.size() && args[i] != "--"; ++i) {
+    if (args[i] == "--json" && !args[i + 1].starts_with("-")) {
+      return {std::nullopt,
+              cli::report_error(
+                  "conformance",
+                  cli::usage_error("--json prints the report on stdout and "
+                                   "takes no file; write one with "
+                                   "--json-file " +
+                                   args[i + 1]),
+                  err)};
+    }
   }
-  if (help) {
-    out << description << "\n";
-    return {std::nullopt, kExitOk};
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  if (!cli::parse(cli::CommandLine{"conformance", "[options]", kAbout, {}},
+                  description, args, vm, &exit_code, out, err)) {
+    return {std::nullopt, exit_code};
   }
   const auto usage_error = [&](const std::string& message) {
-    err << "jitwarm conformance: " << message << "\n";
-    return ParsedOptions{std::nullopt, kExitUsage};
+    return ParsedOptions{
+        std::nullopt,
+        cli::report_error("conformance", cli::usage_error(message), err)};
   };
   if (options.timeout_seconds <= 0) {
     return usage_error("--timeout must be positive");
   }
-  if (options.jobs == 0) return usage_error("--jobs must be at least 1");
   if (options.device < 0) return usage_error("--device must be >= 0");
-  for (const std::string& target : options.targets) {
-    if (target.find(':') == std::string::npos) {
-      return usage_error("--target '" + target +
-                         "' needs the platform: PLATFORM:ARCH, e.g. "
-                         "cuda:sm_90");
+  if (options.json && options.list) {
+    return usage_error("--list prints text; --json is for the report of a run");
+  }
+  options.jobs = jobs.value;
+  try {
+    for (std::string& target : options.targets) {
+      target = cli::expand_target(target);
     }
+  } catch (const cli::CommandError& e) {
+    return usage_error(std::string("--target: ") + e.what());
   }
   options.isolate = !no_isolation;
   return {std::move(options), kExitOk};
+}
+
+void check_kernel_filters(const Options& options, const Plan& plan) {
+  std::vector<std::string> kernels;
+  for (const PlatformUnderTest& platform : plan.platforms) {
+    for (const KernelUnderTest& kernel : platform.kernels) {
+      if (std::find(kernels.begin(), kernels.end(), kernel.kernel) ==
+          kernels.end()) {
+        kernels.push_back(kernel.kernel);
+      }
+    }
+  }
+  for (const std::string& filter : options.kernel_globs) {
+    try {
+      cli::check_kernel_filter(filter, kernels);
+    } catch (const Error& e) {
+      throw Error(e.status(), std::string("--kernel: ") + e.what());
+    }
+  }
 }
 
 }  // namespace jitwarm::conformance

@@ -8,17 +8,23 @@
 #include <string>
 #include <vector>
 
+#include "exit_codes.hpp"
+
 namespace jitwarm::conformance {
 
-// Exit codes, the same numbers as every `jitwarm` command (docs/cli.md).
-enum ExitCode : int {
-  kExitOk = 0,           // every result met its expectation
-  kExitFailures = 1,     // at least one did not
-  kExitUsage = 2,        // bad command line
-  kExitBadInput = 3,     // bad expectations file, unknown platform, ...
-  kExitEnvironment = 4,  // a --plugin was rejected, I/O errors
-  kExitInternal = 70,    // a bug in the runner
-};
+// Exit codes: the numbers of every `jitwarm` command (tools/cli.hpp,
+// docs/cli.md). Here 3 is also a bad expectations file or an unknown
+// platform or kernel, 4 a rejected --plugin or a report file that cannot be
+// written.
+using cli::ExitCode;
+using cli::kExitBadInput;
+using cli::kExitEnvironment;
+using cli::kExitFailures;
+using cli::kExitInternal;
+using cli::kExitOk;
+using cli::kExitUsage;
+
+struct Plan;
 
 struct Options {
   std::vector<std::string> plugins;  // --plugin: test these .so files
@@ -32,8 +38,9 @@ struct Options {
   bool list = false;
   std::vector<std::string> expectation_files;
   std::string expectations_dir;  // empty: the installed directory
-  std::string junit_path;
-  std::string json_path;
+  std::string junit_path;        // --junit FILE
+  std::string json_path;         // --json-file FILE
+  bool json = false;             // --json: the JSON report on stdout, no table
   double timeout_seconds = 60;
   unsigned jobs = 1;
   bool large = false;
@@ -51,6 +58,11 @@ struct ParsedOptions {
 // 0); errors print to `err` (exit 2).
 ParsedOptions parse_options(const std::vector<std::string>& args,
                             std::ostream& out, std::ostream& err);
+
+// Throws Error (exit 3) for a --kernel filter that selects no kernel of
+// the plan or names several by one short name (tools/names.hpp
+// check_kernel_filter): a filter never silently selects nothing.
+void check_kernel_filters(const Options& options, const Plan& plan);
 
 // Where expectation files are installed (<datadir>/jitwarm/conformance/
 // expectations), the default for --expectations-dir.

@@ -127,6 +127,14 @@ void write_file(const std::string& path, const std::string& content) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+// The JSON report as written to --json-file and printed by --json.
+std::string json_text(const RunReport& report) {
+  // Plugin text may hold invalid UTF-8: replace it rather than fail.
+  return report_json(report).dump(2, ' ', false,
+                                  nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
 nlohmann::json plan_part(const nlohmann::json& plan, const char* name) {
   return plan.is_object() && plan.contains(name) ? plan.at(name)
                                                  : nlohmann::json::array();
@@ -335,11 +343,11 @@ void write_junit(const std::string& path, const RunReport& report) {
 }
 
 void write_json(const std::string& path, const RunReport& report) {
-  // Plugin text may hold invalid UTF-8: replace it rather than fail.
-  write_file(
-      path, report_json(report).dump(2, ' ', false,
-                                     nlohmann::json::error_handler_t::replace) +
-                "\n");
+  write_file(path, json_text(report));
+}
+
+void print_json(std::ostream& out, const RunReport& report) {
+  out << json_text(report);
 }
 
 }  // namespace jitwarm::conformance

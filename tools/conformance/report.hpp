@@ -41,6 +41,8 @@ void print_report(std::ostream& out, const RunReport& report, bool verbose);
 // Throw std::runtime_error when the file cannot be written.
 void write_junit(const std::string& path, const RunReport& report);
 void write_json(const std::string& path, const RunReport& report);
+// The JSON report on `out` (--json), the same text write_json writes.
+void print_json(std::ostream& out, const RunReport& report);
 
 nlohmann::json report_json(const RunReport& report);
 std::string junit_xml(const RunReport& report);

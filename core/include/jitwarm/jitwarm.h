@@ -437,7 +437,8 @@ typedef struct jw_platform_desc {
   const char* name; /* "cpu", "cuda", "hip", ... */
   void* user_data;
   /* jw_platform_capability bits, and in `detail` why a bit is missing
-   * (e.g. "no CUDA driver: compile-only"). */
+   * (e.g. "no CUDA driver: libcuda.so.1 not found"; the bits say the
+   * state, so the detail does not repeat "compile-only"). */
   jw_status (*capabilities)(void* user_data, uint32_t* out_flags,
                             const jw_text_sink* detail);
   jw_status (*device_count)(void* user_data, int32_t* out_count);

@@ -278,7 +278,7 @@ struct PlatformInfo {
   std::string origin;
   bool can_compile = false;
   bool can_launch = false;
-  std::string detail;  // e.g. "no CUDA driver: compile-only"
+  std::string detail;  // why a capability is missing, e.g. "no CUDA driver"
   int32_t device_count = 0;
 };
 
@@ -437,6 +437,9 @@ struct WarmupKeyResult {
   bool compiled = false;  // false: it was already cached
   bool failed = false;
   std::string error;
+  // Why it failed (JW_OK unless failed): JW_ERROR_UNSUPPORTED says the
+  // target itself is refused, so every key of it would fail alike.
+  jw_status status = JW_OK;
 };
 
 struct WarmupResult {
