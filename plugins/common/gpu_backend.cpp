@@ -99,25 +99,72 @@ GpuTarget GpuBackend::parse_target(const jw_compile_key_view& key) const {
 RtcProgram GpuBackend::program_for(const KernelInstantiation& instantiation,
                                    const GpuTarget& target) const {
   RtcProgram program;
+  const std::span<const EmbeddedSource> sources =
+      sources_of(*instantiation.descriptor);
   const EmbeddedSource& source =
-      find_source(sources_, instantiation.source_file);
+      find_source(sources, instantiation.source_file);
   program.source_name = std::string(source.name);
   program.source_text = std::string(source.text);
   for (const EmbeddedSource* header :
-       include_closure(sources_, instantiation.source_file)) {
+       include_closure(sources, instantiation.source_file)) {
     program.headers.push_back(
         RtcHeader{std::string(header->name), std::string(header->text)});
   }
   program.name_expressions.push_back(instantiation.name_expression());
   program.options = require_compiler().options_for(target);
+  for (std::string& define : instantiation.define_options()) {
+    program.options.push_back(std::move(define));
+  }
   return program;
+}
+
+namespace {
+
+// The built-in kernel a key names.
+const GpuBackend::Descriptor& builtin_for(const jw_compile_key_view& key) {
+  const std::string_view name =
+      key.kernel_name != nullptr ? key.kernel_name : "";
+  for (const auto& descriptor : builtin_descriptors()) {
+    if (descriptor->kernel_name == name) return descriptor;
+  }
+  throw plugin::PluginError(JW_ERROR_NOT_FOUND,
+                            "no GPU kernel '" + std::string(name) + "'");
+}
+
+}  // namespace
+
+std::span<const EmbeddedSource> GpuBackend::sources_of(
+    const KernelDescriptor& descriptor) const {
+  return descriptor.sources.empty() ? sources_ : descriptor.sources;
 }
 
 std::shared_ptr<const CompiledKernel> GpuBackend::compile(
     const jw_compile_key_view& key) {
+  return compile(builtin_for(key), key);
+}
+std::string GpuBackend::describe(const jw_compile_key_view& key) const {
+  return describe(builtin_for(key), key);
+}
+std::string GpuBackend::fingerprint(const jw_compile_key_view& key) const {
+  return fingerprint(builtin_for(key), key);
+}
+void GpuBackend::launch(const jw_artifact_view& artifact,
+                        std::span<const jw_arg_value> args, void* stream) {
+  require(artifact.key != nullptr, "the artifact's compile key");
+  launch(builtin_for(*artifact.key), artifact, args, stream);
+}
+std::unique_ptr<GpuBackend::PreparedLaunch> GpuBackend::prepare(
+    const jw_artifact_view& artifact) {
+  require(artifact.key != nullptr, "the artifact's compile key");
+  return prepare(builtin_for(*artifact.key), artifact);
+}
+
+std::shared_ptr<const CompiledKernel> GpuBackend::compile(
+    const Descriptor& descriptor, const jw_compile_key_view& key) {
   const RtcCompiler& compiler = require_compiler();
   const GpuTarget target = parse_target(key);
-  const KernelInstantiation instantiation = instantiate_kernel(key, target);
+  const KernelInstantiation instantiation =
+      instantiate_kernel(descriptor, key, target);
   const RtcProgram program = program_for(instantiation, target);
   return memo_.get_or_compile(program_identity(program, target), [&] {
     const auto start = std::chrono::steady_clock::now();
@@ -151,17 +198,20 @@ std::shared_ptr<const CompiledKernel> GpuBackend::compile(
   });
 }
 
-std::string GpuBackend::describe(const jw_compile_key_view& key) const {
+std::string GpuBackend::describe(const Descriptor& descriptor,
+                                 const jw_compile_key_view& key) const {
   const GpuTarget target = parse_target(key);
-  const KernelInstantiation instantiation = instantiate_kernel(key, target);
+  const KernelInstantiation instantiation =
+      instantiate_kernel(descriptor, key, target);
   std::string text = "key: " + key_text(key) + "\n";
   text += "implementation: " + description_.impl_name + " (" +
           description_.plugin_name + ")\n";
   text += "target: " + target.text + " -> " + target.binary_format + " for " +
           target.arch + "\n";
+  text += "descriptor: " + descriptor->origin + "\n";
   text += "source: " + instantiation.source_file;
   for (const EmbeddedSource* header :
-       include_closure(sources_, instantiation.source_file)) {
+       include_closure(sources_of(*descriptor), instantiation.source_file)) {
     text += " + " + std::string(header->name);
   }
   text += "\nname expression: " + instantiation.name_expression() + "\n";
@@ -176,10 +226,12 @@ std::string GpuBackend::describe(const jw_compile_key_view& key) const {
   return text;
 }
 
-std::string GpuBackend::fingerprint(const jw_compile_key_view& key) const {
+std::string GpuBackend::fingerprint(const Descriptor& descriptor,
+                                    const jw_compile_key_view& key) const {
   const RtcCompiler& compiler = require_compiler();
   const GpuTarget target = parse_target(key);
-  const KernelInstantiation instantiation = instantiate_kernel(key, target);
+  const KernelInstantiation instantiation =
+      instantiate_kernel(descriptor, key, target);
   const RtcProgram program = program_for(instantiation, target);
   std::string text = "jitwarm GPU kernel fingerprint, format " +
                      std::to_string(kFingerprintFormat) + "\n";
@@ -198,20 +250,21 @@ std::string GpuBackend::fingerprint(const jw_compile_key_view& key) const {
 }
 
 std::shared_ptr<const KernelInstantiation> GpuBackend::launch_recipe(
-    const jw_artifact_view& artifact) {
+    const Descriptor& descriptor, const jw_artifact_view& artifact) {
   {
     std::shared_lock<std::shared_mutex> lock(recipes_mutex_);
     const auto found = recipes_.find(artifact.artifact_id);
     if (found != recipes_.end()) return found->second;
   }
-  auto recipe = std::make_shared<const KernelInstantiation>(
-      instantiate_kernel(*artifact.key, parse_target(*artifact.key)));
+  auto recipe = std::make_shared<const KernelInstantiation>(instantiate_kernel(
+      descriptor, *artifact.key, parse_target(*artifact.key)));
   std::unique_lock<std::shared_mutex> lock(recipes_mutex_);
   return recipes_.emplace(artifact.artifact_id, std::move(recipe))
       .first->second;
 }
 
-void GpuBackend::launch(const jw_artifact_view& artifact,
+void GpuBackend::launch(const Descriptor& descriptor,
+                        const jw_artifact_view& artifact,
                         std::span<const jw_arg_value> args, void* stream) {
   require(artifact.struct_size >=
               offsetof(jw_artifact_view, artifact_id) + sizeof(uint64_t),
@@ -226,8 +279,8 @@ void GpuBackend::launch(const jw_artifact_view& artifact,
       key.text != nullptr ? key.text
                           : (key.kernel_name != nullptr ? key.kernel_name : "");
   const std::shared_ptr<const KernelInstantiation> recipe =
-      launch_recipe(artifact);
-  KernelArguments arguments = KernelArguments::pack(key, args);
+      launch_recipe(descriptor, artifact);
+  const KeyParams params(key, *descriptor);
   ArtifactRef ref;
   ref.artifact_id = artifact.artifact_id;
   ref.binary = artifact.binary;
@@ -236,14 +289,17 @@ void GpuBackend::launch(const jw_artifact_view& artifact,
   ref.entry_point = artifact.entry_point;
   ref.what = what;
   try {
+    // The checked packing first: it refuses arguments that contradict the
+    // key before anything is loaded or planned from them.
+    KernelArguments arguments = KernelArguments::pack(params, args);
     const LoadedKernel loaded =
         driver_->load_kernel(arguments.device(), stream, ref);
-    const LaunchGeometry geometry =
-        plan_launch(*recipe, key, args, loaded.limits);
-    if (geometry.empty()) return;  // nothing to do: an empty batch
+    const LaunchPlan plan = plan_launch(*recipe, params, args, loaded.limits);
+    if (plan.geometry.empty()) return;  // nothing to do: an empty batch
+    arguments.append_extra(plan);
     ConfiguredLaunch configured;
     configured.kernel = &loaded;
-    configured.geometry = geometry;
+    configured.geometry = plan.geometry;
     configured.arguments = &arguments;
     configured.what = what;
     driver_->launch(configured, stream);
@@ -261,8 +317,8 @@ class GpuBackend::PreparedLaunch {
   PreparedLaunch(const jw_artifact_view& artifact,
                  KernelInstantiation kernel_instantiation)
       : instantiation(std::move(kernel_instantiation)),
-        key(*artifact.key, schema_name(instantiation.kernel)),
-        packing(*artifact.key) {
+        key(*artifact.key, *instantiation.descriptor),
+        packing(key) {
     ref.artifact_id = artifact.artifact_id;
     ref.binary = artifact.binary;
     ref.binary_size = artifact.binary_size;
@@ -316,7 +372,7 @@ class GpuBackend::PreparedLaunch {
 };
 
 std::unique_ptr<GpuBackend::PreparedLaunch> GpuBackend::prepare(
-    const jw_artifact_view& artifact) {
+    const Descriptor& descriptor, const jw_artifact_view& artifact) {
   require(artifact.struct_size >=
               offsetof(jw_artifact_view, artifact_id) + sizeof(uint64_t),
           "a complete jw_artifact_view");
@@ -325,7 +381,12 @@ std::unique_ptr<GpuBackend::PreparedLaunch> GpuBackend::prepare(
           "the artifact's binary");
   require(artifact.entry_point != nullptr, "the artifact's entry point");
   return std::make_unique<PreparedLaunch>(
-      artifact, instantiate_kernel(*artifact.key, parse_target(*artifact.key)));
+      artifact, instantiate_kernel(descriptor, *artifact.key,
+                                   parse_target(*artifact.key)));
+}
+
+void GpuBackend::release(PreparedLaunch* prepared) {
+  delete prepared;
 }
 
 void GpuBackend::launch_prepared(PreparedLaunch& prepared,
@@ -339,13 +400,13 @@ void GpuBackend::launch_prepared(PreparedLaunch& prepared,
       loaded = &prepared.remember(
           context, driver_->load_kernel(device, stream, prepared.ref));
     }
-    const LaunchGeometry geometry =
+    const LaunchPlan plan =
         plan_launch(prepared.instantiation, prepared.key, args, loaded->limits);
-    if (geometry.empty()) return;  // nothing to do: an empty batch
-    KernelArguments arguments = prepared.packing.pack(args);
+    if (plan.geometry.empty()) return;  // nothing to do: an empty batch
+    KernelArguments arguments = prepared.packing.pack(args, plan);
     ConfiguredLaunch configured;
     configured.kernel = loaded;
-    configured.geometry = geometry;
+    configured.geometry = plan.geometry;
     configured.arguments = &arguments;
     configured.what = prepared.ref.what;
     driver_->launch(configured, stream);
@@ -447,7 +508,7 @@ void GpuBackend::register_with(const jw_host_api& host) {
   struct KernelCallbacks {
     static void check_kernel(const Entry& entry,
                              const jw_compile_key_view& key) {
-      const std::string_view expected = schema_name(entry.kernel);
+      const std::string_view expected = entry.descriptor->kernel_name;
       if (key.kernel_name == nullptr || expected != key.kernel_name) {
         throw plugin::PluginError(
             JW_ERROR_INVALID_ARGUMENT,
@@ -464,7 +525,7 @@ void GpuBackend::register_with(const jw_host_api& host) {
         const Entry& entry = *static_cast<const Entry*>(user_data);
         check_kernel(entry, *key);
         const std::shared_ptr<const CompiledKernel> compiled =
-            entry.backend->compile(*key);
+            entry.backend->compile(entry.descriptor, *key);
         jw_artifact_desc artifact{};
         artifact.struct_size = sizeof(jw_artifact_desc);
         artifact.binary = compiled->binary.data();
@@ -483,7 +544,8 @@ void GpuBackend::register_with(const jw_host_api& host) {
         require(args != nullptr || num_args == 0, "the arguments");
         const Entry& entry = *static_cast<const Entry*>(user_data);
         if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
-        entry.backend->launch(*artifact, std::span(args, num_args), stream);
+        entry.backend->launch(entry.descriptor, *artifact,
+                              std::span(args, num_args), stream);
       });
     }
     static jw_status prepare(void* user_data, const jw_artifact_view* artifact,
@@ -493,7 +555,8 @@ void GpuBackend::register_with(const jw_host_api& host) {
         require(out_prepared != nullptr, "the prepared launch's out pointer");
         const Entry& entry = *static_cast<const Entry*>(user_data);
         if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
-        *out_prepared = entry.backend->prepare(*artifact).release();
+        *out_prepared =
+            entry.backend->prepare(entry.descriptor, *artifact).release();
       });
     }
     static jw_status launch_prepared(void* user_data, void* prepared,
@@ -506,7 +569,7 @@ void GpuBackend::register_with(const jw_host_api& host) {
       });
     }
     static void release_prepared(void*, void* prepared) {
-      delete static_cast<PreparedLaunch*>(prepared);
+      GpuBackend::release(static_cast<PreparedLaunch*>(prepared));
     }
     static jw_status describe(void* user_data, const jw_compile_key_view* key,
                               const jw_text_sink* out) {
@@ -514,7 +577,7 @@ void GpuBackend::register_with(const jw_host_api& host) {
         require(key != nullptr, "the compile key");
         const Entry& entry = *static_cast<const Entry*>(user_data);
         check_kernel(entry, *key);
-        plugin::append(out, entry.backend->describe(*key));
+        plugin::append(out, entry.backend->describe(entry.descriptor, *key));
       });
     }
     static jw_status fingerprint(void* user_data,
@@ -524,16 +587,18 @@ void GpuBackend::register_with(const jw_host_api& host) {
         require(key != nullptr, "the compile key");
         const Entry& entry = *static_cast<const Entry*>(user_data);
         check_kernel(entry, *key);
-        plugin::append(out, entry.backend->fingerprint(*key));
+        plugin::append(out, entry.backend->fingerprint(entry.descriptor, *key));
       });
     }
   };
 
-  for (GpuKernel kernel : kAllGpuKernels) {
-    entries_.push_back(std::make_unique<ImplEntry>(ImplEntry{this, kernel}));
-    const std::string_view name = schema_name(kernel);
-    const std::span<const char* const> names = kernel_set::param_names(name);
-    const std::string kernel_name(name);
+  for (const Descriptor& descriptor : builtin_descriptors()) {
+    entries_.push_back(
+        std::make_unique<ImplEntry>(ImplEntry{this, descriptor}));
+    std::vector<const char*> names;
+    for (const ExprParam& p : descriptor->params)
+      names.push_back(p.name.c_str());
+    const std::string& kernel_name = descriptor->kernel_name;
     jw_kernel_impl impl{};
     impl.struct_size = sizeof(jw_kernel_impl);
     impl.kernel_name = kernel_name.c_str();

@@ -19,6 +19,7 @@
 #include "device_driver.hpp"
 #include "embedded_kernel_sources.hpp"
 #include "gpu_target.hpp"
+#include "kernel_descriptor.hpp"
 #include "kernel_instantiation.hpp"
 #include "rtc_compiler.hpp"
 
@@ -57,8 +58,8 @@ class GpuBackend {
   GpuBackend(const GpuBackend&) = delete;
   GpuBackend& operator=(const GpuBackend&) = delete;
 
-  // Registers the ten implementations and the platform. Throws PluginError
-  // when the host refuses one.
+  // Registers an implementation of every built-in kernel descriptor and the
+  // platform. Throws PluginError when the host refuses one.
   void register_with(const jw_host_api& host);
 
   // The one backend of this plugin library, between register_all and
@@ -72,10 +73,21 @@ class GpuBackend {
   // Shuts the installed backend down and destroys it (plugin shutdown).
   static void shutdown_installed();
 
-  // The operations behind the C callbacks (tests call them directly).
+  // The operations behind the C callbacks, for the kernel of `descriptor`
+  // (tests call them directly; the overloads without one take the
+  // built-in kernel the key names).
+  using Descriptor = std::shared_ptr<const KernelDescriptor>;
+  std::shared_ptr<const CompiledKernel> compile(const Descriptor& descriptor,
+                                                const jw_compile_key_view& key);
   std::shared_ptr<const CompiledKernel> compile(const jw_compile_key_view& key);
+  std::string describe(const Descriptor& descriptor,
+                       const jw_compile_key_view& key) const;
   std::string describe(const jw_compile_key_view& key) const;
+  std::string fingerprint(const Descriptor& descriptor,
+                          const jw_compile_key_view& key) const;
   std::string fingerprint(const jw_compile_key_view& key) const;
+  void launch(const Descriptor& descriptor, const jw_artifact_view& artifact,
+              std::span<const jw_arg_value> args, void* stream);
   void launch(const jw_artifact_view& artifact,
               std::span<const jw_arg_value> args, void* stream);
   // A launch prepared once per artifact (jw_kernel_impl.prepare): the key
@@ -83,7 +95,10 @@ class GpuBackend {
   // per device context, so each launch only plans its grid, packs values
   // and calls the driver. `artifact` must outlive it (the core's does).
   class PreparedLaunch;
+  std::unique_ptr<PreparedLaunch> prepare(const Descriptor& descriptor,
+                                          const jw_artifact_view& artifact);
   std::unique_ptr<PreparedLaunch> prepare(const jw_artifact_view& artifact);
+  static void release(PreparedLaunch* prepared);
   // Arguments as the core validated them against the artifact's key (P12).
   void launch_prepared(PreparedLaunch& prepared,
                        std::span<const jw_arg_value> args, void* stream);
@@ -109,11 +124,15 @@ class GpuBackend {
  private:
   struct ImplEntry {
     GpuBackend* backend;
-    GpuKernel kernel;
+    Descriptor descriptor;
   };
   const RtcCompiler& require_compiler() const;
+  // The sources a descriptor's program is made of (the backend's embedded
+  // set for the built-in kernels).
+  std::span<const EmbeddedSource> sources_of(
+      const KernelDescriptor& descriptor) const;
   std::shared_ptr<const KernelInstantiation> launch_recipe(
-      const jw_artifact_view& artifact);
+      const Descriptor& descriptor, const jw_artifact_view& artifact);
 
   GpuBackendDescription description_;
   std::unique_ptr<RtcCompiler> compiler_;

@@ -1,10 +1,7 @@
 // KeyParams: validation of a compile key against its schema.
 #include "key_params.hpp"
 
-#include "kernel_set.hpp"
 #include "plugin_support.hpp"
-
-#include <cstring>
 
 namespace jitwarm::gpu {
 namespace {
@@ -28,36 +25,42 @@ std::string_view kind_name(jw_param_kind kind) {
 
 KeyParams::KeyParams(const jw_compile_key_view& key,
                      std::string_view schema_name)
+    : KeyParams(key, [&]() -> const KernelDescriptor& {
+        const KernelDescriptor* d = find_builtin_descriptor(schema_name);
+        if (d == nullptr) {
+          throw plugin::PluginError(JW_ERROR_NOT_FOUND,
+                                    "kernel '" + std::string(schema_name) +
+                                        "' is not in the kernel set");
+        }
+        return *d;
+      }()) {}
+
+KeyParams::KeyParams(const jw_compile_key_view& key,
+                     const KernelDescriptor& kernel)
     : key_(key) {
-  const jw_kernel_schema* schema = kernel_set::find_schema(schema_name);
-  if (schema == nullptr) {
-    throw plugin::PluginError(
-        JW_ERROR_NOT_FOUND,
-        "kernel '" + std::string(schema_name) + "' is not in the kernel set");
-  }
-  if (key.kernel_name == nullptr || schema_name != key.kernel_name) {
+  if (key.kernel_name == nullptr || kernel.kernel_name != key.kernel_name) {
     invalid("compile key " + std::string(text()) + " is for kernel '" +
             (key.kernel_name != nullptr ? key.kernel_name : "(null)") +
-            "', not '" + std::string(schema_name) + "'");
+            "', not '" + kernel.kernel_name + "'");
   }
-  if (key.params == nullptr || key.num_params != schema->num_params) {
+  if (key.params == nullptr || key.num_params != kernel.params.size()) {
     invalid("compile key " + std::string(text()) + " has " +
             std::to_string(key.num_params) + " parameters; " +
-            std::string(schema_name) + " takes " +
-            std::to_string(schema->num_params));
+            kernel.kernel_name + " takes " +
+            std::to_string(kernel.params.size()));
   }
-  for (uint32_t i = 0; i < schema->num_params; ++i) {
+  for (uint32_t i = 0; i < key.num_params; ++i) {
     const jw_param_spec& spec = key.params[i];
-    const jw_param_desc& desc = schema->params[i];
-    if (spec.name == nullptr || std::strcmp(spec.name, desc.name) != 0) {
+    const ExprParam& param = kernel.params[i];
+    if (spec.name == nullptr || param.name != spec.name) {
       invalid("compile key " + std::string(text()) + ": parameter " +
               std::to_string(i) + " is '" +
               (spec.name != nullptr ? spec.name : "(null)") +
-              "', the schema says '" + desc.name + "'");
+              "', the schema says '" + param.name + "'");
     }
-    if (spec.kind != desc.kind) {
+    if (spec.kind != param.kind) {
       fail(i, "is " + std::string(kind_name(spec.kind)) + " in the key but " +
-                  std::string(kind_name(desc.kind)) + " in the schema");
+                  std::string(kind_name(param.kind)) + " in the schema");
     }
   }
 }
@@ -166,17 +169,6 @@ int64_t KeyParams::constexpr_int(uint32_t index, int64_t min,
                     std::to_string(min) + ", " + std::to_string(max) + "]");
   }
   return v;
-}
-
-PackUnpackParams pack_unpack_params(bool pack) {
-  if (pack) {
-    namespace p = kernel_set::pack_seq;
-    return PackUnpackParams{p::x, p::out, p::x,     p::out,     p::lengths,
-                            p::N, p::D,   p::L_max, p::BLOCK_T, p::BLOCK_D};
-  }
-  namespace p = kernel_set::unpack_seq;
-  return PackUnpackParams{p::out, p::packed, p::packed, p::out,     p::lengths,
-                          p::N,   p::D,      p::L_max,  p::BLOCK_T, p::BLOCK_D};
 }
 
 }  // namespace jitwarm::gpu

@@ -1,10 +1,13 @@
 // KeyParams: checked access to the parameters of a compile key, by schema
-// position (kernel_set.hpp). Both the instantiation and the launch planner
-// read keys through it, so a key that does not match the schema is rejected
-// in one place, with the key text and the parameter name in the message.
+// position (the kernel descriptor's schema). Both the instantiation and the
+// launch planner read keys through it, so a key that does not match the schema
+// is rejected in one place, with the key text and the parameter name in the
+// message.
 #pragma once
 
 #include <jitwarm/jitwarm.h>
+
+#include "kernel_descriptor.hpp"
 
 #include <cstdint>
 #include <string>
@@ -14,8 +17,10 @@ namespace jitwarm::gpu {
 
 class KeyParams {
  public:
-  // Checks the key names the kernel `schema_name` and carries its parameters
-  // in schema order (names and kinds). Throws JW_ERROR_INVALID_ARGUMENT.
+  // Checks the key names the descriptor's kernel and carries its schema's
+  // parameters in order (names and kinds). Throws JW_ERROR_INVALID_ARGUMENT.
+  KeyParams(const jw_compile_key_view& key, const KernelDescriptor& kernel);
+  // The same for a built-in kernel (JW_ERROR_NOT_FOUND for another name).
   KeyParams(const jw_compile_key_view& key, std::string_view schema_name);
 
   const jw_compile_key_view& key() const { return key_; }
@@ -50,16 +55,5 @@ class KeyParams {
 
   const jw_compile_key_view& key_;
 };
-
-// pack_seq and unpack_seq take the same parameters but the pad value (and
-// name the padded tensor differently): their schema positions side by side.
-struct PackUnpackParams {
-  uint32_t flat;    // pack: x [N, D]; unpack: out [N, D]
-  uint32_t padded;  // pack: out [B, L_max, D]; unpack: packed
-  uint32_t input;   // the tensor read (x, or packed)
-  uint32_t output;  // the tensor written (out)
-  uint32_t lengths, n, d, l_max, block_t, block_d;
-};
-PackUnpackParams pack_unpack_params(bool pack);
 
 }  // namespace jitwarm::gpu

@@ -3,17 +3,17 @@
 // the grid/block/shared-memory of a launch and the `void**` parameter array
 // that both cuLaunchKernel and hipModuleLaunchKernel take.
 //
-// The packing rule is generic (kernel_instantiation.hpp): the kernel's
-// function parameters are the schema's non-constexpr parameters in schema
-// order; a tensor is its device pointer, an integer exactly the C++ type the
-// key chose (i32 -> int32_t, i64 -> int64_t, u64 -> uint64_t), a float fp32
-// or fp64 as the key says. Planning is per kernel; every kernel strides its
-// grid where the host caps a dimension, so caps never change results.
+// The packing rule is generic: the kernel's function parameters are the
+// schema's non-constexpr parameters in schema order, then the descriptor's
+// extra arguments; a tensor is its device pointer, an integer exactly the
+// C++ type the key chose (i32 -> int32_t, i64 -> int64_t, u64 -> uint64_t),
+// a float fp32 or fp64 as the key says. Planning reads the kernel
+// descriptor's [launch] section (kernel_descriptor.hpp); every kernel
+// strides its grid where its descriptor caps a dimension, so caps never
+// change results.
 #pragma once
 
 #include <jitwarm/jitwarm.h>
-
-#include "kernel_instantiation.hpp"
 
 #include <array>
 #include <cstdint>
@@ -46,6 +46,23 @@ struct LaunchGeometry {
   std::string text() const;  // "grid (4, 1, 1) block (256, 1, 1)"
 };
 
+// A kernel argument no schema parameter carries (the descriptor's
+// extra_args), as planned for one launch.
+struct ExtraArgument {
+  jw_int_type type = JW_INT_I64;
+  int64_t value = 0;
+};
+
+// Everything a launch's arguments decide besides the parameters they are.
+struct LaunchPlan {
+  static constexpr std::size_t kMaxExtra = 4;
+  LaunchGeometry geometry;
+  std::array<ExtraArgument, kMaxExtra> extra{};
+  uint32_t extra_count = 0;
+};
+
+class KeyParams;  // key_params.hpp
+
 // The kernel parameters of one launch, each in its own 8-byte slot (every
 // parameter of the set is a pointer, a 32/64-bit integer or a float/double).
 class KernelArguments {
@@ -60,8 +77,10 @@ class KernelArguments {
   // 16-byte alignment where the key promised it, integers that fit the
   // key's type and class, constexprs equal to the key's. Throws
   // JW_ERROR_INVALID_ARGUMENT naming the key and the parameter.
-  static KernelArguments pack(const jw_compile_key_view& key,
+  static KernelArguments pack(const KeyParams& key,
                               std::span<const jw_arg_value> args);
+  // Appends the plan's extra arguments (after the schema's).
+  void append_extra(const LaunchPlan& plan);
 
   // The array to pass as kernelParams; valid while this object lives (and
   // is not moved).
@@ -98,9 +117,9 @@ class KernelArguments {
 // classes and constexprs, and every runtime tensor is on one device.
 class ArgumentPacking {
  public:
-  // Throws JW_ERROR_INVALID_ARGUMENT for a key the kernel set cannot take.
-  explicit ArgumentPacking(const jw_compile_key_view& key);
-  KernelArguments pack(std::span<const jw_arg_value> args) const;
+  explicit ArgumentPacking(const KeyParams& key);
+  KernelArguments pack(std::span<const jw_arg_value> args,
+                       const LaunchPlan& plan) const;
   // The device of the launch's tensors; throws when they are host memory.
   int32_t device(std::span<const jw_arg_value> args) const;
 
@@ -109,26 +128,26 @@ class ArgumentPacking {
   std::array<Slot, KernelArguments::kMaxParameters> slots_{};
   uint32_t count_ = 0;
   uint32_t first_tensor_ = 0;
-  // expand's trailing parameter: the batch size, x's extent (pack()).
-  bool expand_batch_ = false;
-  uint32_t expand_x_ = 0;
   std::string key_text_;  // for messages
 };
 
-// Grid and block for one launch. `args` are the launch arguments (schema
-// order); sizes come from them, compile-time choices from `instantiation`.
-// Throws JW_ERROR_INVALID_ARGUMENT when the launch cannot be expressed
-// (e.g. more programs than the grid allows where the kernel cannot stride).
-LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
-                           const jw_compile_key_view& key,
-                           std::span<const jw_arg_value> args,
-                           const DeviceLimits& limits);
+// Grid, block, shared memory and extra arguments for one launch of an
+// instantiation (its descriptor's [launch] section). `args` are the launch
+// arguments in schema order. Throws JW_ERROR_INVALID_ARGUMENT naming the
+// key, the failed check (with the values it read) and the descriptor's
+// file:line when the launch cannot be planned.
+struct KernelInstantiation;
+LaunchPlan plan_launch(const KernelInstantiation& instantiation,
+                       const jw_compile_key_view& key,
+                       std::span<const jw_arg_value> args,
+                       const DeviceLimits& limits);
 // The same with a key already checked against its schema (a prepared
 // launch checks it once).
-class KeyParams;
-LaunchGeometry plan_launch(const KernelInstantiation& instantiation,
-                           const KeyParams& key,
-                           std::span<const jw_arg_value> args,
-                           const DeviceLimits& limits);
+LaunchPlan plan_launch(const KernelInstantiation& instantiation,
+                       const KeyParams& key, std::span<const jw_arg_value> args,
+                       const DeviceLimits& limits);
+
+// Launch values a descriptor may define (they live on the stack).
+inline constexpr std::size_t kMaxLaunchValues = 32;
 
 }  // namespace jitwarm::gpu

@@ -2,9 +2,8 @@
 // messages and instantiation names, element sizes, the C++ type that holds
 // each dtype on the host, and float32 load/store for the float kernels.
 //
-// The reference plugin may not link libjitwarm (plugins use only the C ABI),
-// so it keeps this small table itself. Short names follow the core's
-// compile-key text ("fp16", "bf16", "i32", ...).
+// Names and sizes come from the plugins' one dtype table
+// (plugins/common/dtype_table.hpp).
 #pragma once
 
 #include <jitwarm/jitwarm.h>
@@ -13,40 +12,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "dtype_table.hpp"
 #include "float16.hpp"
 
 namespace jitwarm::reference_cpu {
 
-struct DtypeInfo {
-  std::string_view name;        // "bfloat16": messages
-  std::string_view short_name;  // "bf16": instantiation names
-  std::size_t size;             // bytes per element
-};
-
-// {"invalid", "invalid", 0} for values outside the enum.
-constexpr DtypeInfo dtype_info(jw_dtype dtype) {
-  switch (dtype) {
-    case JW_DTYPE_BOOL: return {"bool", "i1", 1};
-    case JW_DTYPE_INT8: return {"int8", "i8", 1};
-    case JW_DTYPE_INT16: return {"int16", "i16", 2};
-    case JW_DTYPE_INT32: return {"int32", "i32", 4};
-    case JW_DTYPE_INT64: return {"int64", "i64", 8};
-    case JW_DTYPE_UINT8: return {"uint8", "u8", 1};
-    case JW_DTYPE_UINT16: return {"uint16", "u16", 2};
-    case JW_DTYPE_UINT32: return {"uint32", "u32", 4};
-    case JW_DTYPE_UINT64: return {"uint64", "u64", 8};
-    case JW_DTYPE_FLOAT16: return {"float16", "fp16", 2};
-    case JW_DTYPE_BFLOAT16: return {"bfloat16", "bf16", 2};
-    case JW_DTYPE_FLOAT32: return {"float32", "fp32", 4};
-    case JW_DTYPE_FLOAT64: return {"float64", "fp64", 8};
-    case JW_DTYPE_INVALID: break;
-  }
-  return {"invalid", "invalid", 0};
-}
-
-constexpr std::string_view dtype_name(jw_dtype dtype) {
-  return dtype_info(dtype).name;
-}
+using plugin::dtype_info;
+using plugin::dtype_name;
+using plugin::DtypeInfo;
 
 // The jw_dtype a host C++ type stores.
 template <typename T>

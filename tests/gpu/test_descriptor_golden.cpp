@@ -134,7 +134,7 @@ std::string launch_plans() {
           const gpu::KernelInstantiation inst =
               gpu::instantiate_kernel(key.view, target_of("cuda:sm_90", 32));
           out << gpu::plan_launch(inst, key.view, args, limits[0].second)
-                     .text();
+                     .geometry.text();
         } catch (const std::exception&) {
           out << "refused";
         }
@@ -150,7 +150,8 @@ std::string launch_plans() {
         try {
           const gpu::KernelInstantiation inst = gpu::instantiate_kernel(
               key.view, target_of(target, device.warp_size));
-          out << gpu::plan_launch(inst, key.view, placed.args(), device).text();
+          out << gpu::plan_launch(inst, key.view, placed.args(), device)
+                     .geometry.text();
         } catch (const std::exception&) {
           out << "refused";
         }

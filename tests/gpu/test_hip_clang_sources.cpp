@@ -50,9 +50,10 @@ void compile_for(const std::string& arch) {
   std::map<std::string, std::set<std::string>> expressions_by_template;
   std::set<std::string> source_files;
   std::size_t keys = 0;
-  for (gpu::GpuKernel kernel : gpu::kAllGpuKernels) {
+  for (const auto& descriptor : gpu::builtin_descriptors()) {
+    const std::string_view kernel = descriptor->kernel_name;
     for (jitwarm::gpu_test::TestKey& key :
-         jitwarm::gpu_test::key_matrix(gpu::schema_name(kernel), target.text)) {
+         jitwarm::gpu_test::key_matrix(kernel, target.text)) {
       const gpu::KernelInstantiation inst =
           gpu::instantiate_kernel(key.view(), target);
       expressions_by_template[inst.function_template].insert(

@@ -27,8 +27,8 @@
 #include <set>
 
 namespace gpu = jitwarm::gpu;
+namespace ks = jitwarm::kernel_set;
 namespace hip = jitwarm::hip;
-using gpu::GpuKernel;
 
 namespace {
 
@@ -96,11 +96,11 @@ class KeyView {
 };
 
 // The warmup keys of the kernel-set manifest for one kernel and target.
-std::vector<jitwarm::CompileKey> manifest_keys(GpuKernel kernel,
+std::vector<jitwarm::CompileKey> manifest_keys(std::string_view kernel,
                                                const std::string& target) {
   static const jitwarm::WarmupManifest manifest =
       jitwarm::load_warmup_manifest(JW_KERNEL_SET_MANIFEST);
-  const std::string_view name = gpu::schema_name(kernel);
+  const std::string_view name = kernel;
   const jw_kernel_schema* c_schema = jitwarm::kernel_set::find_schema(name);
   REQUIRE(c_schema != nullptr);
   const jitwarm::KernelSchema schema =
@@ -123,7 +123,7 @@ struct TargetCase {
 
 // Compiles the kernel's instantiations for `target`; returns the lowered
 // name of each name expression.
-std::map<std::string, std::string> compile_for(GpuKernel kernel,
+std::map<std::string, std::string> compile_for(std::string_view kernel,
                                                const TargetCase& target_case) {
   const gpu::GpuTarget target = hip::parse_hip_target(target_case.target);
   CAPTURE(target.text);
@@ -144,7 +144,7 @@ std::map<std::string, std::string> compile_for(GpuKernel kernel,
   }
   std::size_t matrix_keys = 0;
   for (jitwarm::gpu_test::TestKey& key :
-       jitwarm::gpu_test::key_matrix(gpu::schema_name(kernel), target.text)) {
+       jitwarm::gpu_test::key_matrix(kernel, target.text)) {
     CAPTURE(key.text());
     expressions.insert(
         gpu::instantiate_kernel(key.view(), target).name_expression());
@@ -184,11 +184,10 @@ std::map<std::string, std::string> compile_for(GpuKernel kernel,
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  MESSAGE(gpu::schema_name(kernel)
-          << " for " << target.arch << " by " << std::string(choice.name)
-          << ": " << warmup.size() << " warmup keys + " << matrix_keys
-          << " matrix keys, " << expressions.size()
-          << " instantiations, one program: " << seconds << " s");
+  MESSAGE(kernel << " for " << target.arch << " by " << std::string(choice.name)
+                 << ": " << warmup.size() << " warmup keys + " << matrix_keys
+                 << " matrix keys, " << expressions.size()
+                 << " instantiations, one program: " << seconds << " s");
 
   CHECK(out.format == "hsaco");
   const std::optional<hip::CodeObject> code_object =
@@ -216,7 +215,7 @@ std::map<std::string, std::string> compile_for(GpuKernel kernel,
   return lowered;
 }
 
-void compile_every_instantiation(GpuKernel kernel) {
+void compile_every_instantiation(std::string_view kernel) {
   const std::map<std::string, std::string> gfx90a =
       compile_for(kernel, {"hip:gfx90a", kMachGfx90a});
   const std::map<std::string, std::string> gfx942 =
@@ -231,43 +230,43 @@ void compile_every_instantiation(GpuKernel kernel) {
 TEST_CASE(
     "hip compiles every instantiation of compute_slot_mapping for gfx90a "
     "and gfx942") {
-  compile_every_instantiation(GpuKernel::compute_slot_mapping);
+  compile_every_instantiation(ks::kComputeSlotMapping);
 }
 TEST_CASE("hip compiles every instantiation of expand for gfx90a and gfx942") {
-  compile_every_instantiation(GpuKernel::expand);
+  compile_every_instantiation(ks::kExpand);
 }
 TEST_CASE(
     "hip compiles every instantiation of batch_memcpy for gfx90a and gfx942") {
-  compile_every_instantiation(GpuKernel::batch_memcpy);
+  compile_every_instantiation(ks::kBatchMemcpy);
 }
 TEST_CASE(
     "hip compiles every instantiation of zero_kv_blocks for gfx90a and "
     "gfx942") {
-  compile_every_instantiation(GpuKernel::zero_kv_blocks);
+  compile_every_instantiation(ks::kZeroKvBlocks);
 }
 TEST_CASE(
     "hip compiles every instantiation of scatter_states for gfx90a and "
     "gfx942") {
-  compile_every_instantiation(GpuKernel::scatter_states);
+  compile_every_instantiation(ks::kScatterStates);
 }
 TEST_CASE(
     "hip compiles every instantiation of pack_seq for gfx90a and gfx942") {
-  compile_every_instantiation(GpuKernel::pack_seq);
+  compile_every_instantiation(ks::kPackSeq);
 }
 TEST_CASE(
     "hip compiles every instantiation of unpack_seq for gfx90a and gfx942") {
-  compile_every_instantiation(GpuKernel::unpack_seq);
+  compile_every_instantiation(ks::kUnpackSeq);
 }
 TEST_CASE(
     "hip compiles every instantiation of prepare_pos_seq_lens for gfx90a and "
     "gfx942") {
-  compile_every_instantiation(GpuKernel::prepare_pos_seq_lens);
+  compile_every_instantiation(ks::kPreparePosSeqLens);
 }
 TEST_CASE(
     "hip compiles every instantiation of rms_norm for gfx90a and gfx942") {
-  compile_every_instantiation(GpuKernel::rms_norm);
+  compile_every_instantiation(ks::kRmsNorm);
 }
 TEST_CASE(
     "hip compiles every instantiation of silu_and_mul for gfx90a and gfx942") {
-  compile_every_instantiation(GpuKernel::silu_and_mul);
+  compile_every_instantiation(ks::kSiluAndMul);
 }

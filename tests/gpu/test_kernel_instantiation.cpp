@@ -50,19 +50,21 @@ std::pair<jw_status, std::string> error_of(Body&& body) {
 TEST_CASE(
     "given the default key of every kernel, then it instantiates its "
     "own template from its own source") {
-  for (jitwarm::gpu::GpuKernel kernel : jitwarm::gpu::kAllGpuKernels) {
-    const std::string_view name = jitwarm::gpu::schema_name(kernel);
+  const auto descriptors = jitwarm::gpu::builtin_descriptors();
+  CHECK(descriptors.size() == jitwarm::kernel_set::schemas().size());
+  for (const auto& descriptor : descriptors) {
+    const std::string& name = descriptor->kernel_name;
     CAPTURE(name);
     TestKey key(name);
     const KernelInstantiation inst = instantiate(key);
-    CHECK(inst.kernel == kernel);
+    CHECK(inst.descriptor == descriptor);
     const std::string short_name(name.substr(name.rfind('.') + 1));
     CHECK(inst.function_template == "jw::kernels::" + short_name);
     CHECK(inst.name_expression().rfind(inst.function_template + "<", 0) == 0);
     CHECK(!inst.source_file.empty());
-    CHECK(jitwarm::gpu::find_gpu_kernel(name) == kernel);
+    CHECK(jitwarm::gpu::find_builtin_descriptor(name) == descriptor.get());
   }
-  CHECK_FALSE(jitwarm::gpu::find_gpu_kernel("vllm.not.a.kernel").has_value());
+  CHECK(jitwarm::gpu::find_builtin_descriptor("vllm.not.a.kernel") == nullptr);
 }
 
 TEST_CASE(
@@ -100,7 +102,6 @@ TEST_CASE(
     key.integer("num_copies", JW_INT_I64).constant("BLOCK_SIZE", 512);
     const KernelInstantiation inst = instantiate(key);
     CHECK(inst.name_expression() == "jw::kernels::batch_memcpy<jw::i64, 512>");
-    CHECK(inst.fixed_block_threads == 512);
   }
   SUBCASE("zero_kv_blocks") {
     TestKey key(ks::kZeroKvBlocks);
@@ -122,8 +123,8 @@ TEST_CASE(
     CHECK(inst.name_expression() ==
           "jw::kernels::scatter_states<jw::u16, jw::i32, 2, jw::i64, jw::i64, "
           "4096, 128, true>");
-    CHECK(inst.vector_mode == jitwarm::gpu::VectorMode::always);
-    CHECK(inst.fixed_block_threads == 128);
+    CHECK(inst.value("vectorized") == 1);
+    CHECK(inst.value("threads") == 128);
   }
   SUBCASE("pack_seq and unpack_seq") {
     TestKey pack(ks::kPackSeq);
@@ -175,7 +176,8 @@ TEST_CASE(
     "given rms_norm keys, then 16-byte access is proven by aligned tensors "
     "and sizes divisible by 16, checked at run time when only the tensors "
     "are proven, and never used otherwise") {
-  using jitwarm::gpu::VectorMode;
+  // kernel_support.cuh: 0 never, 1 if the run-time sizes allow, 2 always.
+  enum : int64_t { kNever = 0, kIfSizesAllow = 1, kAlways = 2 };
   auto proven_key = [] {
     TestKey key(ks::kRmsNorm);
     key.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
@@ -183,22 +185,22 @@ TEST_CASE(
     return key;
   };
   TestKey all = proven_key();
-  CHECK(instantiate(all).vector_mode == VectorMode::always);
+  CHECK(instantiate(all).value("vector") == kAlways);
   for (const char* tensor : {"out", "x", "weight"}) {
     CAPTURE(tensor);
     TestKey key = proven_key();
     key.aligned(tensor, false);
-    CHECK(instantiate(key).vector_mode == VectorMode::never);
+    CHECK(instantiate(key).value("vector") == kNever);
   }
   TestKey odd_h = proven_key();
   odd_h.integer("H", JW_INT_I32, JW_INT_CLASS_NONE);
-  CHECK(instantiate(odd_h).vector_mode == VectorMode::if_sizes_allow);
+  CHECK(instantiate(odd_h).value("vector") == kIfSizesAllow);
   TestKey odd_stride = proven_key();
   odd_stride.integer("x_stride", JW_INT_I64, JW_INT_CLASS_NONE);
-  CHECK(instantiate(odd_stride).vector_mode == VectorMode::if_sizes_allow);
+  CHECK(instantiate(odd_stride).value("vector") == kIfSizesAllow);
   TestKey single = proven_key();
   single.integer("H", JW_INT_I32, JW_INT_CLASS_ONE);
-  CHECK(instantiate(single).vector_mode == VectorMode::if_sizes_allow);
+  CHECK(instantiate(single).value("vector") == kIfSizesAllow);
 }
 
 TEST_CASE(
@@ -237,14 +239,14 @@ TEST_CASE(
       .constant("BLOCK_T", 1)
       .constant("BLOCK_D", 8);
   // 8 floats = 2 vectors: one warp of 32 on CUDA, one wavefront of 64.
-  CHECK(instantiate(key, 32).fixed_block_threads == 32);
-  CHECK(instantiate(key, 64).fixed_block_threads == 64);
+  CHECK(instantiate(key, 32).value("threads") == 32);
+  CHECK(instantiate(key, 64).value("threads") == 64);
   TestKey scatter(ks::kScatterStates);
   scatter.constant("BLOCK_SIZE", 100).all_aligned(false);
-  CHECK(instantiate(scatter, 32).fixed_block_threads == 128);
-  CHECK(instantiate(scatter, 64).fixed_block_threads == 128);
+  CHECK(instantiate(scatter, 32).value("threads") == 128);
+  CHECK(instantiate(scatter, 64).value("threads") == 128);
   scatter.constant("BLOCK_SIZE", 1 << 20);
-  CHECK(instantiate(scatter, 64).fixed_block_threads == 1024);
+  CHECK(instantiate(scatter, 64).value("threads") == 1024);
 }
 
 TEST_CASE(
@@ -313,7 +315,7 @@ TEST_CASE(
   for (const auto& argument : inst.template_arguments) {
     CHECK(text.find(argument.reason) != std::string::npos);
   }
-  CHECK(text.find("x_stride") != std::string::npos);
-  CHECK(text.find("16-byte vectors if the run-time sizes allow") !=
-        std::string::npos);
+  // The reason is the descriptor's expression.
+  CHECK(text.find("int_class(x_stride)") != std::string::npos);
+  CHECK(text.find("vector") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 #include "gpu_test_support.hpp"
 #include "kernel_instantiation.hpp"
 #include "kernel_set.hpp"
+#include "key_params.hpp"
 #include "launch_plan.hpp"
 #include "plugin_support.hpp"
 
@@ -14,6 +15,7 @@
 using jitwarm::gpu::DeviceLimits;
 using jitwarm::gpu::GpuTarget;
 using jitwarm::gpu::KernelArguments;
+using jitwarm::gpu::KeyParams;
 using jitwarm::gpu::LaunchGeometry;
 using jitwarm::gpu::plan_launch;
 using jitwarm::gpu_test::TestArgs;
@@ -41,7 +43,13 @@ DeviceLimits h100_like() {
 LaunchGeometry plan(TestKey& key, TestArgs& args,
                     const DeviceLimits& limits = h100_like()) {
   const auto inst = jitwarm::gpu::instantiate_kernel(key.view(), cuda_target());
-  return plan_launch(inst, key.view(), args.values(), limits);
+  return plan_launch(inst, key.view(), args.values(), limits).geometry;
+}
+
+// The checked packing of the unprepared launch path.
+KernelArguments pack(TestKey& key, TestArgs& args) {
+  return KernelArguments::pack(KeyParams(key.view(), key.kernel()),
+                               args.values());
 }
 
 template <typename T>
@@ -84,7 +92,7 @@ TEST_CASE(
   TestKey key(ks::kRmsNorm);
   key.integer("x_stride", JW_INT_I64).floating("eps", JW_FLOAT_F64);
   TestArgs args = rms_args(4, 100);
-  KernelArguments packed = KernelArguments::pack(key.view(), args.values());
+  KernelArguments packed = pack(key, args);
   REQUIRE(packed.count() == 7);
   CHECK(slot_as<void*>(packed, 0) == args.tensor_at("out").data);
   CHECK(slot_as<void*>(packed, 1) == args.tensor_at("x").data);
@@ -113,7 +121,7 @@ TEST_CASE(
   args.tensor("positions", JW_DTYPE_INT64, {64})
       .integer("num_reqs", 3)
       .unsigned_integer("seq_lens_len", 5);
-  KernelArguments packed = KernelArguments::pack(key.view(), args.values());
+  KernelArguments packed = pack(key, args);
   CHECK(slot_as<int64_t>(packed, 5) == 3);
   CHECK(slot_as<uint64_t>(packed, 6) == 5);
 
@@ -124,12 +132,15 @@ TEST_CASE(
       .tensor("cu_num_tokens", JW_DTYPE_INT32, {3})
       .floating("replace_from", 0.5)
       .floating("replace_to", -1.25);
-  KernelArguments floats =
-      KernelArguments::pack(float_scalars.view(), expand.values());
+  KernelArguments floats = pack(float_scalars, expand);
+  // B, expand's extra argument (its descriptor), comes from the plan.
+  floats.append_extra(plan_launch(
+      jitwarm::gpu::instantiate_kernel(float_scalars.view(), cuda_target()),
+      float_scalars.view(), expand.values(), h100_like()));
   REQUIRE(floats.count() == 6);
   CHECK(slot_as<float>(floats, 3) == 0.5f);
   CHECK(slot_as<float>(floats, 4) == -1.25f);
-  CHECK(slot_as<int64_t>(floats, 5) == 3);  // B, the trailing extent
+  CHECK(slot_as<int64_t>(floats, 5) == 3);
 }
 
 namespace {
@@ -157,9 +168,9 @@ TEST_CASE(
     TestKey key(ks::kRmsNorm);
     key.integer("x_stride", JW_INT_I64).floating("eps", JW_FLOAT_F64);
     TestArgs args = rms_args(4, 100);
-    KernelArguments checked = KernelArguments::pack(key.view(), args.values());
-    const ArgumentPacking packing(key.view());
-    KernelArguments trusted = packing.pack(args.values());
+    KernelArguments checked = pack(key, args);
+    const ArgumentPacking packing(KeyParams(key.view(), key.kernel()));
+    KernelArguments trusted = packing.pack(args.values(), {});
     check_same_packing(checked, trusted);
     CHECK(packing.device(args.values()) == 0);
   }
@@ -174,8 +185,10 @@ TEST_CASE(
     args.tensor("positions", JW_DTYPE_INT64, {64})
         .integer("num_reqs", 3)
         .unsigned_integer("seq_lens_len", 5);
-    KernelArguments checked = KernelArguments::pack(key.view(), args.values());
-    KernelArguments trusted = ArgumentPacking(key.view()).pack(args.values());
+    KernelArguments checked = pack(key, args);
+    KernelArguments trusted =
+        ArgumentPacking(KeyParams(key.view(), key.kernel()))
+            .pack(args.values(), {});
     check_same_packing(checked, trusted);
   }
   SUBCASE("expand with float scalars and its trailing batch size") {
@@ -186,8 +199,14 @@ TEST_CASE(
         .tensor("cu_num_tokens", JW_DTYPE_INT32, {3})
         .floating("replace_from", 0.5)
         .floating("replace_to", -1.25);
-    KernelArguments checked = KernelArguments::pack(key.view(), args.values());
-    KernelArguments trusted = ArgumentPacking(key.view()).pack(args.values());
+    const jitwarm::gpu::LaunchPlan launch =
+        plan_launch(jitwarm::gpu::instantiate_kernel(key.view(), cuda_target()),
+                    key.view(), args.values(), h100_like());
+    KernelArguments checked = pack(key, args);
+    checked.append_extra(launch);
+    KernelArguments trusted =
+        ArgumentPacking(KeyParams(key.view(), key.kernel()))
+            .pack(args.values(), launch);
     check_same_packing(checked, trusted);
     CHECK(slot_as<int64_t>(trusted, 5) == 3);
   }
@@ -195,7 +214,7 @@ TEST_CASE(
     TestKey key(ks::kRmsNorm);
     TestArgs args = rms_args(4, 100);
     for (const char* t : {"out", "x", "weight"}) args.device(t, -1);
-    const ArgumentPacking packing(key.view());
+    const ArgumentPacking packing(KeyParams(key.view(), key.kernel()));
     CHECK(error_message([&] {
             (void)packing.device(args.values());
           }).find("host memory") != std::string::npos);
@@ -209,60 +228,54 @@ TEST_CASE(
     TestKey key(ks::kRmsNorm);
     TestArgs args = rms_args(4, 100);
     args.integer("T", int64_t{1} << 40);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("'T'") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("'T'") !=
+          std::string::npos);
   }
   SUBCASE("a value that is not the class 'one' the key specialized on") {
     TestKey key(ks::kRmsNorm);
     key.integer("H", JW_INT_I32, JW_INT_CLASS_ONE);
     TestArgs args = rms_args(4, 2);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("is not 1") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("is not 1") !=
+          std::string::npos);
   }
   SUBCASE("a value that is not divisible by 16 as the key promised") {
     TestKey key(ks::kRmsNorm);
     key.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
     TestArgs args = rms_args(4, 40);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("divisible by 16") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("divisible by 16") !=
+          std::string::npos);
   }
   SUBCASE("a misaligned pointer for a key that promised alignment") {
     TestKey key(ks::kRmsNorm);
     TestArgs args = rms_args(4, 100);
     args.misalign("weight");
     CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
+            pack(key, args);
           }).find("'weight' is not 16-byte aligned") != std::string::npos);
     // An unaligned key takes the same pointer.
     key.aligned("weight", false);
-    CHECK_NOTHROW(KernelArguments::pack(key.view(), args.values()));
+    CHECK_NOTHROW(pack(key, args));
   }
   SUBCASE("tensors on two devices") {
     TestKey key(ks::kRmsNorm);
     TestArgs args = rms_args(4, 100);
     args.device("weight", 1);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("device 1") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("device 1") !=
+          std::string::npos);
   }
   SUBCASE("a tensor in host memory") {
     TestKey key(ks::kRmsNorm);
     TestArgs args = rms_args(4, 100);
     args.device("x", -1);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("host memory") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("host memory") !=
+          std::string::npos);
   }
   SUBCASE("a dtype other than the key's") {
     TestKey key(ks::kRmsNorm);
     key.dtype("x", JW_DTYPE_BFLOAT16);
     TestArgs args = rms_args(4, 100);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("dtype") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("dtype") !=
+          std::string::npos);
   }
   SUBCASE("a constexpr other than the key's") {
     TestKey key(ks::kBatchMemcpy);
@@ -271,9 +284,8 @@ TEST_CASE(
       args.tensor(t, JW_DTYPE_INT64, {2});
     }
     args.integer("num_copies", 2).constant("BLOCK_SIZE", 128);
-    CHECK(error_message([&] {
-            KernelArguments::pack(key.view(), args.values());
-          }).find("BLOCK_SIZE") != std::string::npos);
+    CHECK(error_message([&] { pack(key, args); }).find("BLOCK_SIZE") !=
+          std::string::npos);
   }
 }
 
