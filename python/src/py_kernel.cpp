@@ -109,6 +109,10 @@ void collect(const KernelState& k, PyObject* const* argv, std::size_t nargs,
   const std::size_t nkw =
       kwnames != nullptr ? static_cast<std::size_t>(PyTuple_GET_SIZE(kwnames))
                          : 0;
+  if (nkw > LaunchArgs::kMaxArgs) {
+    invalid(fmt::format("{}: a launch takes at most {} arguments, got {}",
+                        kernel, LaunchArgs::kMaxArgs, nargs + nkw));
+  }
   std::size_t count = nargs;
   std::size_t kw_index[LaunchArgs::kMaxArgs];
   for (std::size_t j = 0; j < nkw; ++j) {
