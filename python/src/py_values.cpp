@@ -478,7 +478,12 @@ void read_dlpack(PyObject* obj, jw_tensor& t, PyObject** capsule_out,
   t.device_index = host ? -1 : static_cast<int32_t>(d.device.device_id);
 }
 
-py::object g_torch_current_stream;  // torch._C._cuda_getCurrentRawStream
+// torch._C._cuda_getCurrentRawStream and the torch module it came from
+// (fetched again if sys.modules["torch"] changes). Strong references kept
+// for the life of the interpreter: a static py::object would be released
+// after the interpreter has gone.
+PyObject* g_torch_module = nullptr;
+PyObject* g_torch_current_stream = nullptr;
 
 }  // namespace
 
@@ -678,16 +683,21 @@ PyObject* LaunchArgs::original(const jw_tensor* tensor) const {
 
 void finish_stream_hint(LaunchArgs& args) {
   if (!args.wants_torch_stream_ || args.device_ < 0) return;
-  if (!g_torch_current_stream) {
-    py::object torch = module_if_loaded("torch");
-    py::object c = torch ? py::getattr(torch, "_C", py::none()) : py::none();
+  py::object torch = module_if_loaded("torch");
+  if (!torch) return;
+  if (torch.ptr() != g_torch_module) {
+    py::object c = py::getattr(torch, "_C", py::none());
     py::object fn =
         c.is_none() ? py::object(py::none())
                     : py::getattr(c, "_cuda_getCurrentRawStream", py::none());
     if (fn.is_none()) return;
-    g_torch_current_stream = fn;
+    Py_XDECREF(g_torch_current_stream);
+    Py_XDECREF(g_torch_module);
+    g_torch_current_stream = fn.release().ptr();
+    g_torch_module = torch.release().ptr();
   }
-  py::object stream = g_torch_current_stream(args.device_);
+  py::object stream = steal_or_throw(
+      PyObject_CallFunction(g_torch_current_stream, "i", args.device_));
   args.has_stream_hint_ = true;
   args.stream_hint_ = PyLong_AsVoidPtr(stream.ptr());
   if (PyErr_Occurred()) throw py::error_already_set();
