@@ -105,3 +105,19 @@ def test_given_dtype_names_then_every_spelling_maps_to_one_name():
         jitwarm.dtype_name(3)
     with pytest.raises(jitwarm.InvalidArgumentError, match="NumPy dtype complex64"):
         jitwarm.dtype_name(np.complex64)
+
+
+def test_given_a_layout_generic_schema_then_warmup_tensor_strides_enter_the_key():
+    schema = jitwarm.KernelSchema("ns.copy", [
+        {"name": "x", "kind": "tensor", "dtypes": ["float32"], "rank": 2,
+         "specialize_strides": True},
+    ])
+    request = jitwarm.WarmupRequest("ns.copy", params={
+        "x": [jitwarm.WarmupTensor("float32", (4, 4), strides=(16, 1)),
+              jitwarm.WarmupTensor("float32", (4, 4), strides=(32, 1)),   # same classes
+              {"dtype": "float32", "strides": [[17, 1], [1, 16]]}]})
+    keys = jitwarm.enumerate_warmup_keys(request=request, schema=schema, target="cpu:x86_64")
+    assert len(keys) == 3
+    specs = [[(s.type, s.value_class) for s in k.params[0].stride_specs] for k in keys]
+    assert specs == [[("i32", "div16"), ("i32", "one")], [("i32", "none"), ("i32", "one")],
+                     [("i32", "one"), ("i32", "div16")]]
