@@ -7,9 +7,10 @@
  * The runtime loads the bundled plugins (JITWARM_PLUGIN_PATH, set by the
  * test environment), so the CPU reference is there, and the CUDA plugin when
  * it was built. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <jitwarm/jitwarm.h>
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,19 +642,30 @@ done:
   return RESULT();
 }
 
+static int remove_entry(const char* path, const struct stat* st, int flag,
+                        struct FTW* ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
 const char* scenario_counters(void) {
-  jw_runtime* rt = NULL;
+  jw_runtime *rt = NULL, *cached = NULL;
   jw_warmup_manifest* m = NULL;
+  char cache_dir[] = "/tmp/jitwarm-capi-cache-XXXXXX";
+  const int have_dir = mkdtemp(cache_dir) != NULL;
   PASSED();
+  EXPECT(have_dir);
   rt = loaded_runtime(NULL);
   EXPECT(rt != NULL);
   m = parse(kSiluManifest);
   EXPECT(m != NULL);
-  jw_warmup_options o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.platform = "cpu";
-  EXPECT(jw_runtime_warmup(rt, m, &o, NULL) == JW_OK);
+  jw_warmup_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.struct_size = sizeof opts;
+  opts.platform = "cpu";
+  EXPECT(jw_runtime_warmup(rt, m, &opts, NULL) == JW_OK);
 
   jw_runtime_counters c;
   memset(&c, 0xff, sizeof c);
@@ -673,8 +685,29 @@ const char* scenario_counters(void) {
   EXPECT(c.compiles == 4);
   EXPECT(c.cache_entries == UINT64_MAX);
   EXPECT(jw_runtime_get_counters(rt, NULL) == JW_ERROR_INVALID_ARGUMENT);
+
+  /* With a cache directory, the warmup writes entries a second runtime reads.
+   */
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cache_dir = cache_dir;
+  for (int round = 0; round < 2; ++round) {
+    cached = loaded_runtime(&o);
+    EXPECT(cached != NULL);
+    EXPECT(jw_runtime_warmup(cached, m, &opts, NULL) == JW_OK);
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    EXPECT(jw_runtime_get_counters(cached, &c) == JW_OK);
+    EXPECT(round == 0 ? (c.disk_writes == 4 && c.compiles == 4)
+                      : (c.disk_hits == 4 && c.compiles == 0));
+    jw_runtime_destroy(cached);
+    cached = NULL;
+  }
 done:
   jw_warmup_manifest_free(m);
   jw_runtime_destroy(rt);
+  jw_runtime_destroy(cached);
+  if (have_dir) nftw(cache_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
   return RESULT();
 }
