@@ -205,7 +205,7 @@ char* owned_string(std::string_view text) {
 // The text or the JSON form of a report, as the caller asked; only the one
 // asked for is made.
 template <typename Text, typename Json>
-std::string text_in(jw_text_format format, Text&& text, Json&& json) {
+std::string text_in(const jw_text_format& format, Text&& text, Json&& json) {
   switch (raw_enum(format)) {
     case JW_FORMAT_TEXT: return text();
     case JW_FORMAT_JSON: return json();
@@ -250,8 +250,10 @@ jw_compile_key* new_compile_key(jitwarm::CompileKey key) {
   return new jw_compile_key{std::move(key), std::move(text)};
 }
 
-std::optional<jitwarm::JitMonitorMode> monitor_mode_of(jw_jit_monitor_mode mode,
-                                                       bool allow_default) {
+// `mode` by reference: a C caller may pass any int, which only raw_enum may
+// read (loading it as the enum would be undefined).
+std::optional<jitwarm::JitMonitorMode> monitor_mode_of(
+    const jw_jit_monitor_mode& mode, bool allow_default) {
   switch (raw_enum(mode)) {
     case JW_JIT_MONITOR_DEFAULT:
       if (allow_default) return std::nullopt;
