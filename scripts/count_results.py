@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Counts test results across meson test logs.
 
-Each doctest executable reports how many test cases passed and failed; those
-counts are used. Any other test (scripts, the conformance runner) counts as
-one. A test that crashed or timed out before doctest printed its summary
-counts as one failure. Prints the per-build table and, last, one line
+Each doctest executable reports how many test cases passed and failed, and
+each pytest run prints a summary ("85 passed, 2 failed, 1 skipped in 3.2s");
+those counts are used. Any other test (scripts, the conformance runner)
+counts as one. A test that crashed or timed out before its summary counts as
+one failure, as does a failed run whose summary shows no failure. Prints the per-build table and, last, one line
 "N passed, N failed". Exits non-zero when anything failed.
 """
 import json
@@ -12,6 +13,25 @@ import re
 import sys
 
 DOCTEST = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
+# pytest's last line, with or without its "=====" frame.
+PYTEST = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s(?: \([\d:]+\))?\s*=*\s*$",
+                    re.MULTILINE)
+PYTEST_PASSED = ("passed", "xfailed")         # an expected failure is a pass
+PYTEST_FAILED = ("failed", "error", "errors")
+
+
+def pytest_counts(stdout):
+    """(passed, failed) from pytest's summary line, or None if there is none."""
+    matches = PYTEST.findall(stdout)
+    if not matches:
+        return None
+    counts = {}
+    for part in matches[-1].split(", "):
+        number, word = part.split(" ", 1)
+        counts[word] = counts.get(word, 0) + int(number)
+    passed = sum(counts.get(w, 0) for w in PYTEST_PASSED + ("xpassed",))
+    failed = sum(counts.get(w, 0) for w in PYTEST_FAILED)
+    return passed, failed
 
 
 def count(path):
@@ -21,11 +41,17 @@ def count(path):
         for line in f:
             entry = json.loads(line)
             ok = entry["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
-            match = DOCTEST.search(entry.get("stdout", "") or "")
+            stdout = entry.get("stdout", "") or ""
+            match = DOCTEST.search(stdout)
+            from_pytest = pytest_counts(stdout) if not match else None
             if match and entry["result"] in ("OK", "FAIL"):
                 p, fl = int(match.group(2)), int(match.group(3))
                 if not ok and fl == 0:
                     fl = 1  # failed outside any test case (e.g. a sanitizer report)
+            elif from_pytest and entry["result"] in ("OK", "FAIL"):
+                p, fl = from_pytest
+                if not ok and fl == 0:
+                    fl = 1  # failed outside any test (e.g. a crash at exit)
             else:
                 p, fl = (1, 0) if ok else (0, 1)
             passed += p

@@ -3,11 +3,20 @@
 #include <jitwarm/jitwarm.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+
 #include "errors.hpp"
 #include "runtime_impl.hpp"
 
 struct jw_runtime {
   jitwarm::Runtime runtime;
+  // Every directory jw_runtime_load_plugins searched, for the load report.
+  std::vector<std::string> searched_directories;
 };
 struct jw_kernel_handle {
   jitwarm::KernelHandle handle;
@@ -33,7 +42,7 @@ extern "C" {
 JITWARM_EXPORT jw_status jw_runtime_create(jw_runtime** out_runtime) {
   return c_guard([&] {
     require(out_runtime, "out_runtime");
-    *out_runtime = new jw_runtime{jitwarm::Runtime{}};
+    *out_runtime = new jw_runtime{jitwarm::Runtime{}, {}};
   });
 }
 
@@ -57,7 +66,11 @@ JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime,
         rest.remove_prefix(colon + 1);
       }
     }
-    runtime->runtime.load_plugins(options);
+    const jitwarm::PluginLoadReport report =
+        runtime->runtime.load_plugins(options);
+    runtime->searched_directories.insert(runtime->searched_directories.end(),
+                                         report.searched_directories.begin(),
+                                         report.searched_directories.end());
   });
 }
 
@@ -126,6 +139,602 @@ JITWARM_EXPORT jw_status jw_register_kernels(
 
 JITWARM_EXPORT void jw_registration_release(jw_registration* registration) {
   delete registration;
+}
+
+}  // extern "C"
+
+// ===========================================================================
+// Host application API, continued (jitwarm.h, the issue 15 section).
+// ===========================================================================
+struct jw_compile_key {
+  jitwarm::CompileKey key;
+  std::string text;  // key.text(), kept so jw_compile_key_info can borrow it
+};
+
+struct jw_warmup_manifest {
+  jitwarm::WarmupManifest manifest;
+};
+
+namespace {
+
+using jitwarm::detail::raw_enum;
+
+// The caller's struct `in` (R3: an older caller's is shorter; its missing
+// fields read as zero). NULL gives all zeros.
+template <typename Struct>
+Struct read_sized(const Struct* in, const char* what) {
+  Struct out{};
+  if (in != nullptr) {
+    if (in->struct_size < offsetof(Struct, next) + sizeof(in->next)) {
+      fail(JW_ERROR_INVALID_ARGUMENT, "{}: struct_size {} is too small", what,
+           in->struct_size);
+    }
+    std::memcpy(static_cast<void*>(&out), in,
+                std::min<std::size_t>(in->struct_size, sizeof(Struct)));
+  }
+  out.struct_size = sizeof(Struct);
+  return out;
+}
+
+// Writes `value` into the caller's struct `out` (R3 with the core as the
+// writer): the fields both sides know, zeros beyond them, and the number of
+// bytes filled in struct_size.
+template <typename Struct>
+void write_sized(Struct* out, const Struct& value, const char* what) {
+  require(out, what);
+  const uint32_t caller_size = out->struct_size;
+  if (caller_size < offsetof(Struct, next) + sizeof(out->next)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: struct_size {} is too small (set it to the struct's sizeof)",
+         what, caller_size);
+  }
+  const std::size_t filled = std::min<std::size_t>(caller_size, sizeof(Struct));
+  std::memcpy(static_cast<void*>(out), &value, filled);
+  std::memset(reinterpret_cast<char*>(out) + filled, 0, caller_size - filled);
+  out->struct_size = static_cast<uint32_t>(filled);
+}
+
+char* owned_string(std::string_view text) {
+  auto* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, text.data(), text.size());
+  out[text.size()] = '\0';
+  return out;
+}
+
+// The text or the JSON form of a report, as the caller asked; only the one
+// asked for is made.
+template <typename Text, typename Json>
+std::string text_in(const jw_text_format& format, Text&& text, Json&& json) {
+  switch (raw_enum(format)) {
+    case JW_FORMAT_TEXT: return text();
+    case JW_FORMAT_JSON: return json();
+  }
+  fail(JW_ERROR_INVALID_ARGUMENT,
+       "unknown text format {} (use JW_FORMAT_TEXT or JW_FORMAT_JSON)",
+       raw_enum(format));
+}
+
+// The core-allocated lists: the C struct is the base, the storage the rest;
+// each free function deletes through the derived type.
+struct OwnedStringList : jw_string_list {
+  std::vector<std::string> strings;
+  std::vector<const char*> pointers;
+};
+
+struct OwnedPlatformInfo : jw_platform_info {
+  jitwarm::PlatformInfo info;
+};
+struct OwnedPlatformList : jw_platform_list {
+  std::vector<std::unique_ptr<OwnedPlatformInfo>> platforms;
+  std::vector<const jw_platform_info*> pointers;
+};
+
+struct OwnedCompileKeyList : jw_compile_key_list {
+  std::vector<jw_compile_key*> pointers;
+  ~OwnedCompileKeyList() {
+    for (jw_compile_key* key : pointers) delete key;
+  }
+};
+
+struct OwnedWarmupKeyResult : jw_warmup_key_result {
+  jitwarm::WarmupKeyResult result;
+};
+struct OwnedWarmupResult : jw_warmup_result {
+  std::vector<std::unique_ptr<OwnedWarmupKeyResult>> items;
+  std::vector<const jw_warmup_key_result*> pointers;
+};
+
+jw_compile_key* new_compile_key(jitwarm::CompileKey key) {
+  std::string text = key.text();
+  return new jw_compile_key{std::move(key), std::move(text)};
+}
+
+// `mode` by reference: a C caller may pass any int, which only raw_enum may
+// read (loading it as the enum would be undefined).
+std::optional<jitwarm::JitMonitorMode> monitor_mode_of(
+    const jw_jit_monitor_mode& mode, bool allow_default) {
+  switch (raw_enum(mode)) {
+    case JW_JIT_MONITOR_DEFAULT:
+      if (allow_default) return std::nullopt;
+      break;
+    case JW_JIT_MONITOR_OFF: return jitwarm::JitMonitorMode::off;
+    case JW_JIT_MONITOR_WARN: return jitwarm::JitMonitorMode::warn;
+    case JW_JIT_MONITOR_ERROR: return jitwarm::JitMonitorMode::error;
+  }
+  fail(JW_ERROR_INVALID_ARGUMENT,
+       "unknown JIT monitor mode {} (use JW_JIT_MONITOR_OFF, _WARN or _ERROR)",
+       raw_enum(mode));
+}
+
+jitwarm::WarmupOptions warmup_options_of(const jw_warmup_options* in) {
+  const jw_warmup_options c = read_sized(in, "warmup options");
+  jitwarm::WarmupOptions options;
+  if (c.platform != nullptr) options.platform = c.platform;
+  if (c.target != nullptr) options.target = c.target;
+  options.jobs = c.jobs == 0 ? 1 : c.jobs;
+  if (c.progress != nullptr) {
+    options.progress = [fn = c.progress, ctx = c.progress_ctx](
+                           std::size_t done, std::size_t total,
+                           const jitwarm::CompileKey& key) {
+      fn(ctx, done, total, key.text().c_str());
+    };
+  }
+  return options;
+}
+
+// Hands the result to the caller (when asked) and turns failed keys into
+// JW_ERROR_COMPILE_FAILED, so a caller that passes no result still learns.
+void finish_warmup(jitwarm::WarmupResult result, jw_warmup_result** out) {
+  auto owned = std::make_unique<OwnedWarmupResult>();
+  for (auto& key : result.keys) {
+    auto item = std::make_unique<OwnedWarmupKeyResult>();
+    item->result = std::move(key);
+    jw_warmup_key_result& c = *item;
+    c.struct_size = sizeof(jw_warmup_key_result);
+    c.key_text = item->result.key_text.c_str();
+    c.hash_lo = item->result.key_hash.lo;
+    c.hash_hi = item->result.key_hash.hi;
+    c.compiled = item->result.compiled ? 1 : 0;
+    c.failed = item->result.failed ? 1 : 0;
+    c.error = item->result.error.c_str();
+    owned->pointers.push_back(item.get());
+    owned->items.push_back(std::move(item));
+  }
+  jw_warmup_result& c = *owned;
+  c.struct_size = sizeof(jw_warmup_result);
+  c.keys = owned->pointers.data();
+  c.num_keys = owned->pointers.size();
+  c.compiled = result.compiled;
+  c.cached = result.cached;
+  c.failed = result.failed;
+  c.seconds = result.seconds;
+  const OwnedWarmupKeyResult* first_failure = nullptr;
+  for (const auto& item : owned->items) {
+    if (item->failed && first_failure == nullptr) first_failure = item.get();
+  }
+  const uint64_t total = c.num_keys;
+  if (out != nullptr) *out = owned.release();
+  if (first_failure != nullptr) {
+    fail(JW_ERROR_COMPILE_FAILED,
+         "warmup: {} of {} keys failed; the first, {}: {}", result.failed,
+         total, first_failure->result.key_text, first_failure->result.error);
+  }
+}
+
+std::string explanation_json(const jitwarm::KernelExplanation& e) {
+  nlohmann::json j;
+  j["kernel"] = e.kernel_name;
+  j["schema_origin"] = e.schema_origin;
+  j["platforms"] = nlohmann::json::array();
+  for (const auto& p : e.platforms) {
+    nlohmann::json replaced = nlohmann::json::array();
+    for (const auto& r : p.replaced)
+      replaced.push_back(
+          {{"implementation", r.impl_name}, {"origin", r.origin}});
+    j["platforms"].push_back({{"platform", p.platform},
+                              {"implementation", p.winner.impl_name},
+                              {"origin", p.winner.origin},
+                              {"replaces", std::move(replaced)}});
+  }
+  return j.dump(2);
+}
+
+}  // namespace
+
+extern "C" {
+
+JITWARM_EXPORT void jw_string_free(char* text) {
+  std::free(text);
+}
+
+JITWARM_EXPORT void jw_string_list_free(jw_string_list* list) {
+  delete static_cast<OwnedStringList*>(list);
+}
+
+JITWARM_EXPORT jw_status jw_runtime_create_with_options(
+    const jw_runtime_options* options, jw_runtime** out_runtime) {
+  return c_guard([&] {
+    require(out_runtime, "out_runtime");
+    const jw_runtime_options c = read_sized(options, "runtime options");
+    jitwarm::RuntimeOptions o;
+    if (c.cache_dir != nullptr) o.cache_dir = c.cache_dir;
+    o.jit_monitor = monitor_mode_of(c.jit_monitor, /*allow_default=*/true);
+    if (c.jit_record_path != nullptr) o.jit_record_path = c.jit_record_path;
+    if (c.log != nullptr) {
+      o.log = [fn = c.log, ctx = c.log_ctx](jw_log_level level,
+                                            const std::string& message) {
+        fn(ctx, level, message.c_str());
+      };
+    }
+    *out_runtime = new jw_runtime{jitwarm::Runtime{std::move(o)}, {}};
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_load_report(jw_runtime* runtime,
+                                                jw_text_format format,
+                                                char** out_text) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_text, "out_text");
+    jitwarm::PluginLoadReport report;
+    report.searched_directories = runtime->searched_directories;
+    report.records = runtime->runtime.load_history();
+    *out_text = owned_string(text_in(
+        format, [&] { return report.to_text(); },
+        [&] { return report.to_json(); }));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_kernel_names(jw_runtime* runtime,
+                                                 jw_string_list** out_names) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_names, "out_names");
+    auto list = std::make_unique<OwnedStringList>();
+    list->strings = runtime->runtime.kernel_names();
+    for (const auto& s : list->strings) list->pointers.push_back(s.c_str());
+    jw_string_list& c = *list;
+    c.struct_size = sizeof(jw_string_list);
+    c.next = nullptr;
+    c.items = list->pointers.data();
+    c.count = static_cast<uint32_t>(list->pointers.size());
+    *out_names = list.release();
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_explain(jw_runtime* runtime,
+                                            const char* kernel_name,
+                                            jw_text_format format,
+                                            char** out_text) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(kernel_name, "kernel_name");
+    require(out_text, "out_text");
+    const jitwarm::KernelExplanation e = runtime->runtime.explain(kernel_name);
+    *out_text = owned_string(text_in(
+        format, [&] { return e.to_text(); },
+        [&] { return explanation_json(e); }));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_platforms(jw_runtime* runtime,
+                                              jw_platform_list** out_list) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_list, "out_list");
+    auto list = std::make_unique<OwnedPlatformList>();
+    for (auto& info : runtime->runtime.platforms()) {
+      auto item = std::make_unique<OwnedPlatformInfo>();
+      item->info = std::move(info);
+      jw_platform_info& c = *item;
+      c.struct_size = sizeof(jw_platform_info);
+      c.next = nullptr;
+      c.name = item->info.name.c_str();
+      c.origin = item->info.origin.c_str();
+      c.detail = item->info.detail.c_str();
+      c.can_compile = item->info.can_compile ? 1 : 0;
+      c.can_launch = item->info.can_launch ? 1 : 0;
+      c.device_count = item->info.device_count;
+      list->pointers.push_back(item.get());
+      list->platforms.push_back(std::move(item));
+    }
+    jw_platform_list& c = *list;
+    c.struct_size = sizeof(jw_platform_list);
+    c.next = nullptr;
+    c.items = list->pointers.data();
+    c.count = static_cast<uint32_t>(list->pointers.size());
+    *out_list = list.release();
+  });
+}
+
+JITWARM_EXPORT void jw_platform_list_free(jw_platform_list* list) {
+  delete static_cast<OwnedPlatformList*>(list);
+}
+
+JITWARM_EXPORT jw_status jw_runtime_default_platform(jw_runtime* runtime,
+                                                     char** out_name) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_name, "out_name");
+    *out_name = owned_string(runtime->runtime.default_platform());
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_target_for(jw_runtime* runtime,
+                                               const char* platform,
+                                               int32_t device,
+                                               char** out_target) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(platform, "platform");
+    require(out_target, "out_target");
+    *out_target = owned_string(runtime->runtime.target_for(platform, device));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_kernel_key_for(jw_kernel_handle* kernel,
+                                           const char* platform, int32_t device,
+                                           const jw_arg_value* args,
+                                           uint32_t num_args,
+                                           jw_compile_key** out_key) {
+  return c_guard([&] {
+    require(kernel, "kernel");
+    require(out_key, "out_key");
+    if (num_args > 0) require(args, "args");
+    jitwarm::LaunchOptions options;
+    if (platform != nullptr) options.platform = platform;
+    options.device = device;
+    *out_key = new_compile_key(kernel->handle.key_for(
+        std::span<const jw_arg_value>(args, num_args), options));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_compile_key_get_info(
+    const jw_compile_key* key, jw_compile_key_info* out_info) {
+  return c_guard([&] {
+    require(key, "key");
+    jw_compile_key_info info{};
+    info.struct_size = sizeof(info);
+    info.text = key->text.c_str();
+    info.kernel_name = key->key.kernel_name().c_str();
+    info.impl_name = key->key.impl_name().c_str();
+    info.target = key->key.target().c_str();
+    info.encoding = key->key.encoding().data();
+    info.encoding_size = key->key.encoding().size();
+    info.hash_lo = key->key.hash().lo;
+    info.hash_hi = key->key.hash().hi;
+    write_sized(out_info, info, "out_info");
+  });
+}
+
+JITWARM_EXPORT jw_status jw_compile_key_decode(const void* encoding,
+                                               size_t encoding_size,
+                                               jw_compile_key** out_key) {
+  return c_guard([&] {
+    if (encoding_size > 0) require(encoding, "encoding");
+    require(out_key, "out_key");
+    *out_key = new_compile_key(jitwarm::CompileKey::decode(
+        std::string_view(static_cast<const char*>(encoding), encoding_size)));
+  });
+}
+
+JITWARM_EXPORT void jw_compile_key_free(jw_compile_key* key) {
+  delete key;
+}
+
+JITWARM_EXPORT void jw_compile_key_list_free(jw_compile_key_list* list) {
+  delete static_cast<OwnedCompileKeyList*>(list);
+}
+
+JITWARM_EXPORT jw_status jw_runtime_is_cached(jw_runtime* runtime,
+                                              const jw_compile_key* key,
+                                              int32_t* out_cached) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(key, "key");
+    require(out_cached, "out_cached");
+    *out_cached = runtime->runtime.is_cached(key->key) ? 1 : 0;
+  });
+}
+
+JITWARM_EXPORT jw_status jw_specialize_integer(jw_scalar value,
+                                               int32_t do_not_specialize,
+                                               jw_int_spec* out_spec) {
+  return c_guard([&] {
+    require(out_spec, "out_spec");
+    __int128 v = 0;
+    switch (raw_enum(value.kind)) {
+      case JW_SCALAR_INT: v = value.value.i; break;
+      case JW_SCALAR_UINT: v = value.value.u; break;
+      default:
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "jw_specialize_integer takes JW_SCALAR_INT or JW_SCALAR_UINT, "
+             "got scalar kind {}",
+             raw_enum(value.kind));
+    }
+    const jitwarm::IntSpec spec =
+        jitwarm::specialize_integer(v, do_not_specialize != 0);
+    *out_spec = jw_int_spec{spec.type, spec.value_class};
+  });
+}
+
+JITWARM_EXPORT jw_status jw_scalar_specialization_rep(jw_int_spec spec,
+                                                      jw_scalar* out_value) {
+  return c_guard([&] {
+    require(out_value, "out_value");
+    const int type = raw_enum(spec.type);
+    const int value_class = raw_enum(spec.value_class);
+    if (type < JW_INT_I32 || type > JW_INT_U64) {
+      fail(JW_ERROR_INVALID_ARGUMENT, "unknown integer type {}", type);
+    }
+    if (value_class < JW_INT_CLASS_NONE || value_class > JW_INT_CLASS_DIV16) {
+      fail(JW_ERROR_INVALID_ARGUMENT, "unknown integer value class {}",
+           value_class);
+    }
+    const __int128 rep = jitwarm::scalar_specialization_rep(
+        jitwarm::IntSpec{static_cast<jw_int_type>(type),
+                         static_cast<jw_int_class>(value_class)});
+    *out_value = rep > INT64_MAX
+                     ? jitwarm::scalar_uint(static_cast<uint64_t>(rep))
+                     : jitwarm::scalar_int(static_cast<int64_t>(rep));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_warmup_manifest_load(const char* path,
+                                                 jw_warmup_manifest** out) {
+  return c_guard([&] {
+    require(path, "path");
+    require(out, "out");
+    *out = new jw_warmup_manifest{jitwarm::load_warmup_manifest(path)};
+  });
+}
+
+JITWARM_EXPORT jw_status jw_warmup_manifest_parse(const char* toml_text,
+                                                  size_t length,
+                                                  const char* source_name,
+                                                  jw_warmup_manifest** out) {
+  return c_guard([&] {
+    if (length > 0) require(toml_text, "toml_text");
+    require(out, "out");
+    *out = new jw_warmup_manifest{jitwarm::parse_warmup_manifest(
+        std::string_view(toml_text, length),
+        source_name != nullptr ? source_name : "<manifest text>")};
+  });
+}
+
+JITWARM_EXPORT void jw_warmup_manifest_free(jw_warmup_manifest* manifest) {
+  delete manifest;
+}
+
+JITWARM_EXPORT void jw_warmup_result_free(jw_warmup_result* result) {
+  delete static_cast<OwnedWarmupResult*>(result);
+}
+
+JITWARM_EXPORT jw_status jw_runtime_warmup(jw_runtime* runtime,
+                                           const jw_warmup_manifest* manifest,
+                                           const jw_warmup_options* options,
+                                           jw_warmup_result** out_result) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(manifest, "manifest");
+    if (out_result != nullptr) *out_result = nullptr;
+    finish_warmup(runtime->runtime.warmup(manifest->manifest.requests,
+                                          warmup_options_of(options)),
+                  out_result);
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_warmup_plan(
+    jw_runtime* runtime, const jw_warmup_manifest* manifest,
+    const jw_warmup_options* options, jw_compile_key_list** out_keys) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(manifest, "manifest");
+    require(out_keys, "out_keys");
+    auto list = std::make_unique<OwnedCompileKeyList>();
+    std::vector<jitwarm::CompileKey> keys = runtime->runtime.warmup_plan(
+        manifest->manifest.requests, warmup_options_of(options));
+    // Reserved first, so no push_back can throw with a key in hand.
+    list->pointers.reserve(keys.size());
+    for (auto& key : keys)
+      list->pointers.push_back(new_compile_key(std::move(key)));
+    jw_compile_key_list& c = *list;
+    c.struct_size = sizeof(jw_compile_key_list);
+    c.next = nullptr;
+    c.keys = list->pointers.data();
+    c.count = static_cast<uint32_t>(list->pointers.size());
+    *out_keys = list.release();
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_warmup_keys(
+    jw_runtime* runtime, const jw_compile_key* const* keys, uint32_t num_keys,
+    const jw_warmup_options* options, jw_warmup_result** out_result) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    if (num_keys > 0) require(keys, "keys");
+    if (out_result != nullptr) *out_result = nullptr;
+    std::vector<jitwarm::CompileKey> list;
+    list.reserve(num_keys);
+    for (uint32_t i = 0; i < num_keys; ++i) {
+      if (keys[i] == nullptr)
+        fail(JW_ERROR_INVALID_ARGUMENT, "keys[{}] is null", i);
+      list.push_back(keys[i]->key);
+    }
+    finish_warmup(
+        runtime->runtime.warmup_keys(list, warmup_options_of(options)),
+        out_result);
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_seal(jw_runtime* runtime) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    runtime->runtime.seal();
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_is_sealed(jw_runtime* runtime,
+                                              int32_t* out_sealed) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_sealed, "out_sealed");
+    *out_sealed = runtime->runtime.sealed() ? 1 : 0;
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_set_jit_monitor(jw_runtime* runtime,
+                                                    jw_jit_monitor_mode mode) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    runtime->runtime.set_jit_monitor(
+        *monitor_mode_of(mode, /*allow_default=*/false));
+  });
+}
+
+JITWARM_EXPORT jw_status
+jw_runtime_get_jit_monitor(jw_runtime* runtime, jw_jit_monitor_mode* out_mode) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_mode, "out_mode");
+    switch (runtime->runtime.jit_monitor()) {
+      case jitwarm::JitMonitorMode::off: *out_mode = JW_JIT_MONITOR_OFF; break;
+      case jitwarm::JitMonitorMode::warn:
+        *out_mode = JW_JIT_MONITOR_WARN;
+        break;
+      case jitwarm::JitMonitorMode::error:
+        *out_mode = JW_JIT_MONITOR_ERROR;
+        break;
+    }
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_set_jit_record_path(jw_runtime* runtime,
+                                                        const char* path) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    runtime->runtime.set_jit_record_path(path != nullptr ? path : "");
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
+                                                 jw_runtime_counters* out) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    const jitwarm::CacheStats s = runtime->runtime.cache_stats();
+    jw_runtime_counters c{};
+    c.struct_size = sizeof(c);
+    c.cache_hits = s.hits;
+    c.cache_misses = s.misses;
+    c.compiles = s.compiles;
+    c.disk_hits = s.disk_hits;
+    c.disk_writes = s.disk_writes;
+    c.disk_rejects = s.disk_rejects;
+    c.compile_seconds = s.compile_seconds;
+    c.cache_entries = s.entries;
+    write_sized(out, c, "out");
+  });
 }
 
 }  // extern "C"

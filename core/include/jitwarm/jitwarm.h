@@ -572,6 +572,291 @@ jw_register_kernels(jw_runtime* runtime, const jw_kernel_override* overrides,
                     uint32_t num_overrides, jw_registration** out_registration);
 JITWARM_EXPORT void jw_registration_release(jw_registration* registration);
 
+/* ======================================================================== */
+/* Host application API, continued: everything a host does through         */
+/* jitwarm.hpp — runtime options, load report, explain, platforms,          */
+/* warmup, seal and the JIT monitor, compile keys, specialization,          */
+/* counters (issue 15).                                                     */
+/*                                                                          */
+/* Ownership (R5): a `char*` this section hands out is owned by the caller  */
+/* and freed with jw_string_free; every other owned output names its free   */
+/* function next to it. Every free function accepts NULL.                   */
+/*                                                                          */
+/* Out-structs the caller allocates (jw_runtime_counters,                   */
+/* jw_compile_key_info) follow R3 with the core as the writer: the caller   */
+/* sets struct_size to its sizeof; the core fills the fields that lie in    */
+/* both its own and the caller's struct, zeroes the rest of the caller's    */
+/* struct, and writes the number of bytes it filled back into struct_size.  */
+/* Lists the core allocates hold pointers to their items, so an item that   */
+/* grows a field does not move the next one.                                */
+/* ======================================================================== */
+
+JITWARM_EXPORT void jw_string_free(char* text);
+
+typedef struct jw_string_list {
+  uint32_t struct_size; /* sizeof(jw_string_list) */
+  const void* next;
+  const char* const* items;
+  uint32_t count;
+} jw_string_list;
+JITWARM_EXPORT void jw_string_list_free(jw_string_list* list);
+
+typedef enum jw_text_format {
+  JW_FORMAT_TEXT = 1, /* for people, as the `jitwarm` command prints it   */
+  JW_FORMAT_JSON = 2
+} jw_text_format;
+
+/* --- Runtime options ----------------------------------------------------- */
+typedef enum jw_jit_monitor_mode {
+  /* In jw_runtime_options only: JITWARM_JIT_MONITOR, else off.           */
+  JW_JIT_MONITOR_DEFAULT = 0,
+  JW_JIT_MONITOR_OFF = 1,  /* a compile after seal compiles               */
+  JW_JIT_MONITOR_WARN = 2, /* ... and logs its key once                   */
+  JW_JIT_MONITOR_ERROR = 3 /* ... is refused: JW_ERROR_JIT_REFUSED        */
+} jw_jit_monitor_mode;
+
+/* Receives the core's log lines. It may be called from any thread (warmup
+ * workers included) until jw_runtime_destroy returns. */
+typedef void (*jw_log_fn)(void* ctx, jw_log_level level, const char* message);
+
+typedef struct jw_runtime_options {
+  uint32_t struct_size; /* sizeof(jw_runtime_options) */
+  const void* next;
+  const char* cache_dir; /* NULL or "": JITWARM_CACHE_DIR, else none      */
+  jw_jit_monitor_mode jit_monitor;
+  /* Record mode: append each key compiled after seal to this manifest.
+   * NULL or "": JITWARM_JIT_RECORD, else none. */
+  const char* jit_record_path;
+  jw_log_fn log; /* NULL: stderr, filtered by JITWARM_LOG_LEVEL           */
+  void* log_ctx;
+} jw_runtime_options;
+
+/* options may be NULL (all defaults, as jw_runtime_create). *out_runtime is
+ * owned by the caller: free with jw_runtime_destroy. */
+JITWARM_EXPORT jw_status jw_runtime_create_with_options(
+    const jw_runtime_options* options, jw_runtime** out_runtime);
+
+/* --- What is loaded ------------------------------------------------------ */
+/* Every plugin load of this runtime so far: the directories searched, and
+ * for each candidate file whether it loaded and why not. */
+JITWARM_EXPORT jw_status jw_runtime_load_report(jw_runtime* runtime,
+                                                jw_text_format format,
+                                                char** out_text);
+/* Kernel names, sorted. Free with jw_string_list_free. */
+JITWARM_EXPORT jw_status jw_runtime_kernel_names(jw_runtime* runtime,
+                                                 jw_string_list** out_names);
+/* Per platform, which implementation of the kernel wins, where it came from
+ * and what it replaced. */
+JITWARM_EXPORT jw_status jw_runtime_explain(jw_runtime* runtime,
+                                            const char* kernel_name,
+                                            jw_text_format format,
+                                            char** out_text);
+
+typedef struct jw_platform_info {
+  uint32_t struct_size; /* sizeof(jw_platform_info) */
+  const void* next;
+  const char* name;   /* "cpu", "cuda", "hip", ...                       */
+  const char* origin; /* the plugin that registered it                   */
+  const char* detail; /* why it cannot launch, e.g. "no CUDA driver"     */
+  int32_t can_compile;
+  int32_t can_launch;
+  int32_t device_count;
+} jw_platform_info;
+
+typedef struct jw_platform_list {
+  uint32_t struct_size; /* sizeof(jw_platform_list) */
+  const void* next;
+  const jw_platform_info* const* items;
+  uint32_t count;
+} jw_platform_list;
+
+/* Free with jw_platform_list_free. */
+JITWARM_EXPORT jw_status jw_runtime_platforms(jw_runtime* runtime,
+                                              jw_platform_list** out_list);
+JITWARM_EXPORT void jw_platform_list_free(jw_platform_list* list);
+/* The platform launches go to when none is given (the first of cuda, hip,
+ * cpu, then any other, that has a device and can launch);
+ * JW_ERROR_NO_DEVICE when none can. */
+JITWARM_EXPORT jw_status jw_runtime_default_platform(jw_runtime* runtime,
+                                                     char** out_name);
+/* The target of a platform's device, e.g. "cuda:sm_90". */
+JITWARM_EXPORT jw_status jw_runtime_target_for(jw_runtime* runtime,
+                                               const char* platform,
+                                               int32_t device,
+                                               char** out_target);
+
+/* --- Compile keys -------------------------------------------------------- */
+typedef struct jw_compile_key jw_compile_key; /* opaque, owning */
+
+/* What a key holds. Every pointer is borrowed from the key: valid until
+ * jw_compile_key_free. */
+typedef struct jw_compile_key_info {
+  uint32_t struct_size; /* in: sizeof(jw_compile_key_info); out: filled */
+  const void* next;
+  const char* text; /* e.g. "silu_and_mul[cuda:sm_90](out:bf16*:a16, ...)" */
+  const char* kernel_name;
+  const char* impl_name;
+  const char* target;
+  const void* encoding; /* the canonical bytes (docs/compile-keys.md)   */
+  size_t encoding_size;
+  uint64_t hash_lo; /* the stable 128-bit hash of the encoding           */
+  uint64_t hash_hi;
+} jw_compile_key_info;
+
+/* The key a launch with these arguments would use (the same arguments and
+ * platform/device rules as jw_kernel_launch; warmup tensors are allowed).
+ * *out_key is owned by the caller: free with jw_compile_key_free. */
+JITWARM_EXPORT jw_status jw_kernel_key_for(jw_kernel_handle* kernel,
+                                           const char* platform, int32_t device,
+                                           const jw_arg_value* args,
+                                           uint32_t num_args,
+                                           jw_compile_key** out_key);
+JITWARM_EXPORT jw_status jw_compile_key_get_info(const jw_compile_key* key,
+                                                 jw_compile_key_info* out_info);
+/* A key from its encoding; JW_ERROR_INVALID_ARGUMENT for malformed,
+ * truncated or trailing bytes. Free with jw_compile_key_free. */
+JITWARM_EXPORT jw_status jw_compile_key_decode(const void* encoding,
+                                               size_t encoding_size,
+                                               jw_compile_key** out_key);
+JITWARM_EXPORT void jw_compile_key_free(jw_compile_key* key);
+
+typedef struct jw_compile_key_list {
+  uint32_t struct_size; /* sizeof(jw_compile_key_list) */
+  const void* next;
+  jw_compile_key* const* keys; /* owned by the list */
+  uint32_t count;
+} jw_compile_key_list;
+/* Frees the list and every key in it. */
+JITWARM_EXPORT void jw_compile_key_list_free(jw_compile_key_list* list);
+
+/* Whether the in-memory cache holds an artifact for the key. */
+JITWARM_EXPORT jw_status jw_runtime_is_cached(jw_runtime* runtime,
+                                              const jw_compile_key* key,
+                                              int32_t* out_cached);
+
+/* --- Specialization (DESIGN.md "Specialization") ------------------------- */
+/* The type (i32/i64/u64) and value class of an integer. value.kind must be
+ * JW_SCALAR_INT or JW_SCALAR_UINT (which cover every integer a key can
+ * hold, [-2^63, 2^64)). */
+JITWARM_EXPORT jw_status jw_specialize_integer(jw_scalar value,
+                                               int32_t do_not_specialize,
+                                               jw_int_spec* out_spec);
+/* One value of the class: 1; i32 16 / 2; i64 2^31 / 2^31+1; u64 2^63 /
+ * 2^63+1. *out_value is JW_SCALAR_INT, or JW_SCALAR_UINT for u64. */
+JITWARM_EXPORT jw_status jw_scalar_specialization_rep(jw_int_spec spec,
+                                                      jw_scalar* out_value);
+
+/* --- Warmup -------------------------------------------------------------- */
+typedef struct jw_warmup_manifest jw_warmup_manifest; /* opaque: requests */
+
+/* A TOML warmup manifest (docs/warmup.md). JW_ERROR_IO for an unreadable
+ * file; JW_ERROR_INVALID_ARGUMENT naming file:line for bad content. Free
+ * with jw_warmup_manifest_free. */
+JITWARM_EXPORT jw_status jw_warmup_manifest_load(const char* path,
+                                                 jw_warmup_manifest** out);
+/* source_name (may be NULL) names the text in messages. */
+JITWARM_EXPORT jw_status jw_warmup_manifest_parse(const char* toml_text,
+                                                  size_t length,
+                                                  const char* source_name,
+                                                  jw_warmup_manifest** out);
+JITWARM_EXPORT void jw_warmup_manifest_free(jw_warmup_manifest* manifest);
+
+/* Called after each key (from a worker thread when jobs > 1, one call at a
+ * time). key_text is borrowed for the call. */
+typedef void (*jw_warmup_progress_fn)(void* ctx, uint64_t done, uint64_t total,
+                                      const char* key_text);
+
+typedef struct jw_warmup_options {
+  uint32_t struct_size; /* sizeof(jw_warmup_options) */
+  const void* next;
+  const char* platform; /* NULL: the manifest's, else the default platform */
+  const char* target;   /* NULL: the platform's device 0, e.g. "cuda:sm_90" */
+  uint32_t jobs;        /* keys compiled at once (threads); 0 = 1          */
+  jw_warmup_progress_fn progress; /* may be NULL                          */
+  void* progress_ctx;
+} jw_warmup_options;
+
+typedef struct jw_warmup_key_result {
+  uint32_t struct_size; /* sizeof(jw_warmup_key_result) */
+  const void* next;
+  const char* key_text;
+  uint64_t hash_lo;
+  uint64_t hash_hi;
+  int32_t compiled; /* 0: it was already cached (or it failed)          */
+  int32_t failed;
+  const char* error; /* "" unless failed                                */
+} jw_warmup_key_result;
+
+typedef struct jw_warmup_result {
+  uint32_t struct_size; /* sizeof(jw_warmup_result) */
+  const void* next;
+  const jw_warmup_key_result* const* keys; /* in warmup order             */
+  uint64_t num_keys;
+  uint64_t compiled;
+  uint64_t cached;
+  uint64_t failed;
+  double seconds;
+} jw_warmup_result;
+JITWARM_EXPORT void jw_warmup_result_free(jw_warmup_result* result);
+
+/* Compile-only warmup of every key the manifest's requests produce, into
+ * the cache the launch path reads. options may be NULL. out_result may be
+ * NULL; when given it is filled on JW_OK and on JW_ERROR_COMPILE_FAILED
+ * (some keys failed: the last error names how many and the first), and is
+ * owned by the caller: free with jw_warmup_result_free. */
+JITWARM_EXPORT jw_status jw_runtime_warmup(jw_runtime* runtime,
+                                           const jw_warmup_manifest* manifest,
+                                           const jw_warmup_options* options,
+                                           jw_warmup_result** out_result);
+/* The keys jw_runtime_warmup would compile, in order, without duplicates.
+ * Free with jw_compile_key_list_free. */
+JITWARM_EXPORT jw_status jw_runtime_warmup_plan(
+    jw_runtime* runtime, const jw_warmup_manifest* manifest,
+    const jw_warmup_options* options, jw_compile_key_list** out_keys);
+/* Compile-only warmup of exact keys (from jw_kernel_key_for, a plan or
+ * jw_compile_key_decode). Each key's implementation must still win on its
+ * platform. Result and status as jw_runtime_warmup. */
+JITWARM_EXPORT jw_status jw_runtime_warmup_keys(
+    jw_runtime* runtime, const jw_compile_key* const* keys, uint32_t num_keys,
+    const jw_warmup_options* options, jw_warmup_result** out_result);
+
+/* --- Seal and the JIT monitor (docs/warmup.md) --------------------------- */
+/* From now on a compile on the launch path goes to the JIT monitor. */
+JITWARM_EXPORT jw_status jw_runtime_seal(jw_runtime* runtime);
+JITWARM_EXPORT jw_status jw_runtime_is_sealed(jw_runtime* runtime,
+                                              int32_t* out_sealed);
+/* mode: OFF, WARN or ERROR (DEFAULT is refused here). */
+JITWARM_EXPORT jw_status jw_runtime_set_jit_monitor(jw_runtime* runtime,
+                                                    jw_jit_monitor_mode mode);
+JITWARM_EXPORT jw_status
+jw_runtime_get_jit_monitor(jw_runtime* runtime, jw_jit_monitor_mode* out_mode);
+/* NULL or "": stop recording. */
+JITWARM_EXPORT jw_status jw_runtime_set_jit_record_path(jw_runtime* runtime,
+                                                        const char* path);
+
+/* --- Counters ------------------------------------------------------------ */
+/* Append-only: new counters (the JIT monitor's warnings and refusals) are
+ * added at the end; struct_size tells a caller which ones it got. */
+typedef struct jw_runtime_counters {
+  uint32_t struct_size; /* in: sizeof(jw_runtime_counters); out: filled */
+  const void* next;
+  uint64_t cache_hits;   /* lookups answered from memory                */
+  uint64_t cache_misses; /* lookups that found nothing in memory        */
+  uint64_t compiles;     /* calls into an implementation's compile      */
+  uint64_t disk_hits;    /* misses answered by the persistent cache     */
+  uint64_t disk_writes;  /* entries written to the persistent cache     */
+  uint64_t disk_rejects; /* corrupt or mismatched entries: misses       */
+  double compile_seconds;
+  uint64_t cache_entries; /* artifacts in memory                        */
+} jw_runtime_counters;
+
+JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
+                                                 jw_runtime_counters* out);
+
+/* ======================================================================== */
+/* End of the issue 15 section.                                             */
+/* ======================================================================== */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,264 @@
+"""jitwarm for Python: warm run-time compiled GPU kernels at start-up, seal,
+override kernels per platform, and launch with NumPy arrays or torch tensors.
+
+    import jitwarm
+    rt = jitwarm.Runtime()
+    rt.load_plugins()
+    rt.warmup(manifest="warm.toml")          # compile-only, into the launch cache
+    rt.seal()
+    with rt.monitor("error"):                # a compile after seal is refused
+        rt.kernel("vllm.model_executor.layers.activation.silu_and_mul")(out, x, T, H)
+
+docs/python.md has the whole API and a vLLM-style example.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._errors import (  # noqa: F401  (re-exported)
+    AbiMismatchError,
+    AlreadyExistsError,
+    CompileError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    IoError,
+    JitRefusedError,
+    LaunchError,
+    NoDeviceError,
+    NotFoundError,
+    OutOfMemoryError,
+    Status,
+    UnsupportedError,
+)
+from . import _jitwarm
+from ._jitwarm import (  # noqa: F401  (re-exported)
+    CacheStats,
+    CompileKey,
+    ImplementationInfo,
+    IntSpec,
+    Kernel,
+    KernelExplanation,
+    KernelSchema,
+    LoadReport,
+    ParamDesc,
+    ParamSpec,
+    PlatformExplanation,
+    PlatformInfo,
+    PluginLoadRecord,
+    Registration,
+    WarmupKeyResult,
+    WarmupResult,
+    WarmupTensor,
+    current_launch_stream,
+    dtype_name,
+    manifest_requests,
+    scalar_specialization_rep,
+    specialize_integer,
+)
+
+__all__ = [
+    "Runtime", "Kernel", "WarmupRequest", "WarmupTensor", "Registration",
+    "CompileKey", "ParamSpec", "IntSpec", "KernelSchema", "ParamDesc", "LoadReport",
+    "PluginLoadRecord", "KernelExplanation", "PlatformExplanation", "ImplementationInfo",
+    "PlatformInfo", "CacheStats", "WarmupResult", "WarmupKeyResult",
+    "specialize_integer", "scalar_specialization_rep", "dtype_name",
+    "current_launch_stream", "manifest_requests", "enumerate_warmup_keys", "warmup_inputs_for",
+    "Status", "Error", "InvalidArgumentError", "NotFoundError", "AlreadyExistsError",
+    "UnsupportedError", "CompileError", "LaunchError", "NoDeviceError",
+    "AbiMismatchError", "OutOfMemoryError", "JitRefusedError", "IoError", "InternalError",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Override = Union[Callable[..., Any], Tuple[str, Callable[..., Any]]]
+
+
+@dataclass
+class WarmupRequest:
+    """What to warm for one kernel, as a manifest's [[kernel]] table says it
+    (docs/warmup.md):
+
+    - params: per parameter a value or a list of values. Integers, floats and
+      bools as themselves; a Python range (start, stop, step) for integers;
+      a tensor as a dtype ("bfloat16", a NumPy or a torch dtype), a
+      WarmupTensor, or a table {"dtype": ..., "aligned": ..., "strides": ...}
+      whose fields may be lists (their product is taken).
+    - zip: groups of parameters that vary in lockstep (lists of equal length).
+    - exclude: tables; a combination matching every entry of one is skipped.
+    - filter: a callable that gets each combination as {name: value} and
+      returns False to skip it (it sees the first value of each class).
+    - platform: the platform to warm for (the warmup's own wins).
+    """
+
+    kernel: str
+    params: Dict[str, Any] = field(default_factory=dict)
+    zip: List[Dict[str, Sequence[Any]]] = field(default_factory=list)
+    exclude: List[Dict[str, Any]] = field(default_factory=list)
+    filter: Optional[Callable[[Dict[str, Any]], bool]] = None
+    platform: Optional[str] = None
+
+
+def enumerate_warmup_keys(schema: KernelSchema, request: WarmupRequest, target: str,
+                          impl_name: str = "python") -> List[CompileKey]:
+    """The keys a request produces for a schema and a target, in order, without
+    duplicates (no runtime needed: for schemas of other systems, e.g. Triton)."""
+    return _jitwarm._enumerate_warmup_keys(schema, request, target, impl_name)
+
+
+def warmup_inputs_for(schema: KernelSchema, key: CompileKey) -> List[Any]:
+    """Storage-free arguments (WarmupTensors and representative scalars), in
+    schema order, that reproduce `key`; raises naming both keys if they do not."""
+    return _jitwarm._warmup_inputs_for(schema, key)
+
+
+def _override_parameter_names(fn: Callable[..., Any], schema: KernelSchema) -> List[str]:
+    """How an override takes its arguments (DESIGN.md "Registry and
+    overrides"): by name when its parameter names are the schema's (or it
+    takes **kwargs), by position otherwise. The names go to the core, which
+    refuses unexpected or missing ones with the schema's list."""
+    schema_names = [p.name for p in schema.params]
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature
+        return []
+    named = [p.name for p in signature.parameters.values()
+             if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                           inspect.Parameter.KEYWORD_ONLY)]
+    kinds = {p.kind for p in signature.parameters.values()}
+    if inspect.Parameter.VAR_KEYWORD in kinds and set(named) <= set(schema_names):
+        return schema_names
+    if not named:
+        return []
+    if not set(named) & set(schema_names) and len(named) == len(schema_names):
+        return []  # none of its names is the schema's: by position
+    return named
+
+
+def _origin_of(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    try:
+        file = inspect.getsourcefile(fn)
+        line = inspect.getsourcelines(fn)[1]
+        return f"{name} ({file}:{line})"
+    except (TypeError, OSError):
+        return name
+
+
+class Runtime(_jitwarm.Runtime):
+    """A jitwarm runtime: plugins, kernels, warmup, the JIT monitor.
+
+    cache_dir: the persistent compile cache (default: JITWARM_CACHE_DIR).
+    jit_monitor: 'off', 'warn' or 'error' after seal (default:
+    JITWARM_JIT_MONITOR, else 'off'). jit_record_path: append each key
+    compiled after seal to this manifest (default: JITWARM_JIT_RECORD).
+    log: a callable (level, message) for the core's log lines (default:
+    stderr, filtered by JITWARM_LOG_LEVEL); it may be called from any thread.
+    """
+
+    def __init__(self, *, cache_dir: Optional[PathLike] = None, jit_monitor: Optional[str] = None,
+                 jit_record_path: Optional[PathLike] = None,
+                 log: Optional[Callable[[str, str], None]] = None) -> None:
+        super().__init__(cache_dir=cache_dir, jit_monitor=jit_monitor,
+                         jit_record_path=jit_record_path, log=log)
+        self._kernels: Dict[str, Kernel] = {}
+        self._record_path: Optional[str] = (
+            os.fspath(jit_record_path) if jit_record_path is not None
+            else os.environ.get("JITWARM_JIT_RECORD") or None)
+
+    def kernel(self, name: str) -> Kernel:
+        """The kernel's handle (one per name, kept): call it to launch. It
+        resolves the implementation at every launch, so overrides apply at once."""
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            kernel = self._kernels[name] = self._kernel(name)
+        return kernel
+
+    def warmup(self, requests: Union[WarmupRequest, Sequence[WarmupRequest], None] = None, *,
+               manifest: Optional[PathLike] = None, toml: Optional[str] = None,
+               platform: Optional[str] = None, target: Optional[str] = None, jobs: int = 1,
+               progress: Optional[Callable[[int, int, str], None]] = None,
+               check: bool = True) -> WarmupResult:
+        """Compile-only warmup into the cache the launch path reads, from
+        requests, a manifest file or TOML text (exactly one). platform/target:
+        what to warm for (default: the requests', else the default platform;
+        a target such as 'cuda:sm_90' warms without the device). progress:
+        called (done, total, key_text) after each key, from worker threads when
+        jobs > 1. check: raise CompileError (with .result) when a key failed."""
+        result = self._warmup(requests, manifest, toml, platform, target, jobs, progress)
+        _check_warmup(result, check)
+        return result
+
+    def warmup_keys(self, keys: Sequence[CompileKey], *, jobs: int = 1,
+                    progress: Optional[Callable[[int, int, str], None]] = None,
+                    check: bool = True) -> WarmupResult:
+        """Compile-only warmup of exact keys (from Kernel.key_for or a plan)."""
+        result = self._warmup_keys(list(keys), jobs, progress)
+        _check_warmup(result, check)
+        return result
+
+    @property
+    def jit_record_path(self) -> Optional[str]:
+        """The manifest each key compiled after seal is appended to, or None."""
+        return self._record_path
+
+    @jit_record_path.setter
+    def jit_record_path(self, path: Optional[PathLike]) -> None:
+        self._set_jit_record_path(path)
+        self._record_path = os.fspath(path) if path is not None else None
+
+    @contextlib.contextmanager
+    def monitor(self, mode: str, *, record: Optional[PathLike] = None) -> Iterator["Runtime"]:
+        """Within the block, the JIT monitor is `mode` ('off', 'warn',
+        'error') and, with `record`, keys compiled after seal are appended to
+        that manifest; both are restored on exit."""
+        previous_mode, previous_record = self.jit_monitor, self._record_path
+        self.jit_monitor = mode
+        try:
+            if record is not None:
+                self.jit_record_path = record
+            yield self
+        finally:
+            self.jit_monitor = previous_mode
+            if record is not None:
+                self.jit_record_path = previous_record
+
+    def register_kernels(self, overrides: Mapping[str, Override], *,
+                         origin: Optional[str] = None) -> Registration:
+        """Override kernels from Python: {name: callable} (on the default
+        platform) or {name: (platform, callable)}. All or nothing. The
+        callable runs when the kernel is launched on that platform, with the
+        launch's own arguments (the tensors as passed), by name when its
+        parameter names are the schema's, else by position. The returned
+        Registration (also a context manager) removes every override and
+        restores what each replaced."""
+        entries = []
+        for name, override in overrides.items():
+            if isinstance(override, tuple):
+                if len(override) != 2:
+                    raise InvalidArgumentError(
+                        f"register_kernels: the override of {name} must be a callable or "
+                        f"(platform, callable), got a tuple of {len(override)}",
+                        Status.INVALID_ARGUMENT)
+                platform, fn = override
+            else:
+                platform, fn = self.default_platform(), override
+            names = _override_parameter_names(fn, self.schema(name)) if callable(fn) else []
+            impl_name = "python:" + getattr(fn, "__qualname__", type(fn).__name__)
+            entries.append((name, platform, fn, names, impl_name))
+        return _jitwarm._make_registration(
+            self, entries, origin or ", ".join(_origin_of(e[2]) for e in entries))
+
+
+def _check_warmup(result: WarmupResult, check: bool) -> None:
+    if not check or result.failed == 0:
+        return
+    first = next(k for k in result.keys if k.failed)
+    error = CompileError(
+        f"warmup: {result.failed} of {len(result.keys)} keys failed; the first, "
+        f"{first.key_text}: {first.error}", Status.COMPILE_FAILED)
+    error.result = result
+    raise error

@@ -1,0 +1,718 @@
+// jitwarm.Runtime and what it reports: the load report, schemas,
+// explanations, platforms, cache counters, compile keys, warmup results,
+// and the specialization rules. Plain data is copied into Python objects;
+// calls that compile release the GIL.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "py_callable.hpp"
+#include "py_errors.hpp"
+#include "py_kernel.hpp"
+#include "py_runtime.hpp"
+#include "py_values.hpp"
+#include "py_warmup.hpp"
+
+namespace jitwarm::python {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
+}
+
+// str or os.PathLike
+std::string path_from(py::handle path) {
+  return py::str(py::module_::import("os").attr("fspath")(path))
+      .cast<std::string>();
+}
+
+const char* kind_name(jw_param_kind kind) {
+  switch (kind) {
+    case JW_PARAM_TENSOR: return "tensor";
+    case JW_PARAM_INT: return "int";
+    case JW_PARAM_FLOAT: return "float";
+    case JW_PARAM_CONSTEXPR: return "constexpr";
+    case JW_PARAM_SCALAR: return "scalar";
+  }
+  return "unknown";
+}
+
+jw_param_kind kind_from(const std::string& name) {
+  for (jw_param_kind k : {JW_PARAM_TENSOR, JW_PARAM_INT, JW_PARAM_FLOAT,
+                          JW_PARAM_CONSTEXPR, JW_PARAM_SCALAR}) {
+    if (name == kind_name(k)) return k;
+  }
+  invalid(fmt::format(
+      "unknown parameter kind '{}' (use tensor, int, float, constexpr, scalar)",
+      name));
+}
+
+const char* int_type_name(jw_int_type t) {
+  switch (t) {
+    case JW_INT_I32: return "i32";
+    case JW_INT_I64: return "i64";
+    case JW_INT_U64: return "u64";
+  }
+  return "unknown";
+}
+
+const char* int_class_name(jw_int_class c) {
+  switch (c) {
+    case JW_INT_CLASS_NONE: return "none";
+    case JW_INT_CLASS_ONE: return "one";
+    case JW_INT_CLASS_DIV16: return "div16";
+  }
+  return "unknown";
+}
+
+IntSpec int_spec_from(const std::string& type, const std::string& value_class) {
+  IntSpec spec;
+  if (type == "i32") {
+    spec.type = JW_INT_I32;
+  } else if (type == "i64") {
+    spec.type = JW_INT_I64;
+  } else if (type == "u64") {
+    spec.type = JW_INT_U64;
+  } else {
+    invalid(fmt::format("unknown integer type '{}' (use i32, i64, u64)", type));
+  }
+  if (value_class == "none") {
+    spec.value_class = JW_INT_CLASS_NONE;
+  } else if (value_class == "one") {
+    spec.value_class = JW_INT_CLASS_ONE;
+  } else if (value_class == "div16") {
+    spec.value_class = JW_INT_CLASS_DIV16;
+  } else {
+    invalid(
+        fmt::format("unknown integer value class '{}' (use none, one, div16)",
+                    value_class));
+  }
+  return spec;
+}
+
+const char* alignment_name(jw_alignment a) {
+  switch (a) {
+    case JW_ALIGN_NOT_SPECIALIZED: return "not specialized";
+    case JW_ALIGN_16: return "a16";
+    case JW_ALIGN_NONE: return "none";
+  }
+  return "unknown";
+}
+
+py::object int_spec_object(const IntSpec& s) {
+  return py::cast(s);
+}
+
+std::string monitor_name(JitMonitorMode mode) {
+  switch (mode) {
+    case JitMonitorMode::off: return "off";
+    case JitMonitorMode::warn: return "warn";
+    case JitMonitorMode::error: return "error";
+  }
+  return "off";
+}
+
+JitMonitorMode monitor_from(const std::string& text) {
+  if (auto mode = parse_jit_monitor_mode(text)) return *mode;
+  invalid(fmt::format("unknown JIT monitor mode '{}' (use off, warn or error)",
+                      text));
+}
+
+std::string log_level_name(jw_log_level level) {
+  switch (level) {
+    case JW_LOG_DEBUG: return "debug";
+    case JW_LOG_INFO: return "info";
+    case JW_LOG_WARNING: return "warning";
+    case JW_LOG_ERROR: return "error";
+  }
+  return "error";
+}
+
+// A Python jitwarm.KernelSchema parameter: a dict with name, kind and the
+// optional fields of jw_param_desc.
+struct ParamStorage {
+  std::string name, same_dtype_as;
+};
+
+KernelSchema schema_from_python(const std::string& name, py::list params,
+                                const std::string& summary,
+                                const std::string& launch_rule,
+                                const std::string& origin) {
+  std::vector<ParamStorage> storage(params.size());
+  std::vector<jw_param_desc> descs(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    py::dict p = params[i].cast<py::dict>();
+    jw_param_desc& d = descs[i];
+    d.struct_size = sizeof(jw_param_desc);
+    storage[i].name = p["name"].cast<std::string>();
+    d.name = storage[i].name.c_str();
+    d.kind = kind_from(p["kind"].cast<std::string>());
+    d.rank = -1;
+    for (auto [key, value] : p) {
+      const std::string field = py::str(key).cast<std::string>();
+      if (field == "name" || field == "kind") continue;
+      if (field == "dtypes") {
+        for (py::handle t : value)
+          d.allowed_dtypes |= JW_DTYPE_BIT(dtype_from(t));
+      } else if (field == "rank") {
+        d.rank = value.cast<int32_t>();
+      } else if (field == "same_dtype_as") {
+        storage[i].same_dtype_as = value.cast<std::string>();
+        d.same_dtype_as = storage[i].same_dtype_as.c_str();
+      } else if (field == "default") {
+        d.flags |= JW_PARAM_HAS_DEFAULT;
+        if (PyBool_Check(value.ptr())) {
+          d.default_value = scalar_bool(value.cast<bool>());
+        } else if (PyFloat_Check(value.ptr())) {
+          d.default_value = scalar_float(value.cast<double>());
+        } else {
+          d.default_value = scalar_from_integer(integer_from(value));
+        }
+      } else if (field == "do_not_specialize") {
+        if (value.cast<bool>()) d.flags |= JW_PARAM_DO_NOT_SPECIALIZE;
+      } else if (field == "do_not_specialize_on_alignment") {
+        if (value.cast<bool>())
+          d.flags |= JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT;
+      } else if (field == "output") {
+        if (value.cast<bool>()) d.flags |= JW_PARAM_OUTPUT;
+      } else if (field == "float64") {
+        if (value.cast<bool>()) d.flags |= JW_PARAM_FLOAT64;
+      } else if (field == "specialize_strides") {
+        if (value.cast<bool>()) d.flags |= JW_PARAM_SPECIALIZE_STRIDES;
+      } else {
+        invalid(fmt::format(
+            "parameter '{}' of {}: unknown field '{}' (use name, kind, dtypes, "
+            "rank, same_dtype_as, default, do_not_specialize, "
+            "do_not_specialize_on_alignment, output, float64, "
+            "specialize_strides)",
+            storage[i].name, name, field));
+      }
+    }
+  }
+  jw_kernel_schema c{};
+  c.struct_size = sizeof(c);
+  c.name = name.c_str();
+  c.summary = summary.c_str();
+  c.params = descs.data();
+  c.num_params = static_cast<uint32_t>(descs.size());
+  c.launch_rule = launch_rule.c_str();
+  return KernelSchema::from_c(c, origin);
+}
+
+WarmupOptions warmup_options(const std::optional<std::string>& platform,
+                             const std::optional<std::string>& target,
+                             unsigned jobs, py::handle progress,
+                             std::shared_ptr<py::object> progress_error) {
+  WarmupOptions options;
+  if (platform) options.platform = *platform;
+  if (target) options.target = *target;
+  options.jobs = std::max(1u, jobs);
+  if (!progress.is_none()) {
+    if (!PyCallable_Check(progress.ptr()))
+      invalid("warmup: progress is not callable");
+    // Called from the warmup's threads; an exception cannot unwind through
+    // them, so the first one is kept and raised when the warmup returns.
+    options.progress = [holder = hold_callable(progress), progress_error](
+                           std::size_t done, std::size_t total,
+                           const CompileKey& key) {
+      py::gil_scoped_acquire gil;
+      if (*progress_error) return;
+      try {
+        holder->get()(done, total, key.text());
+      } catch (py::error_already_set& e) {
+        *progress_error = py::reinterpret_borrow<py::object>(e.value());
+        if (!*progress_error) *progress_error = py::none();
+      }
+    };
+  }
+  return options;
+}
+
+// Runs a warmup with the GIL released and raises what its progress callback
+// raised.
+template <typename Body>
+auto run_warmup(std::shared_ptr<py::object> progress_error, Body&& body) {
+  auto result = call_core([&] {
+    py::gil_scoped_release release;
+    return body();
+  });
+  if (*progress_error) {
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(progress_error->ptr())),
+                    progress_error->ptr());
+    throw py::error_already_set();
+  }
+  return result;
+}
+
+std::vector<WarmupRequest> requests_of(py::handle requests, py::handle manifest,
+                                       py::handle toml) {
+  const int given = !requests.is_none() + !manifest.is_none() + !toml.is_none();
+  if (given != 1)
+    invalid("warmup: give exactly one of requests, manifest= or toml=");
+  if (!manifest.is_none())
+    return call_core([&] { return load_warmup_manifest(path_from(manifest)); })
+        .requests;
+  if (!toml.is_none())
+    return call_core([&] {
+             return parse_warmup_manifest(toml.cast<std::string>(),
+                                          "<toml text>");
+           })
+        .requests;
+  return requests_from(requests);
+}
+
+}  // namespace
+
+void bind_runtime(py::module_& m) {
+  // --- specialization
+  py::class_<IntSpec>(m, "IntSpec",
+                      "An integer's specialization: type i32/i64/u64 and "
+                      "value class none/one/div16.")
+      .def(py::init(&int_spec_from), py::arg("type"), py::arg("value_class"))
+      .def_property_readonly(
+          "type", [](const IntSpec& s) { return int_type_name(s.type); })
+      .def_property_readonly(
+          "value_class",
+          [](const IntSpec& s) { return int_class_name(s.value_class); })
+      .def("__eq__", [](const IntSpec& a, const IntSpec& b) { return a == b; })
+      .def("__hash__",
+           [](const IntSpec& s) {
+             return static_cast<int>(s.type) * 4 +
+                    static_cast<int>(s.value_class);
+           })
+      .def("__repr__", [](const IntSpec& s) {
+        return fmt::format("IntSpec('{}', '{}')", int_type_name(s.type),
+                           int_class_name(s.value_class));
+      });
+  m.def(
+      "specialize_integer",
+      [](py::handle value, bool do_not_specialize) {
+        return specialize_integer(integer_from(value), do_not_specialize);
+      },
+      py::arg("value"), py::arg("do_not_specialize") = false,
+      "The type (i32, i64, u64) and value class (one, div16, none) of an "
+      "integer under the specialization rules; outside [-2^63, 2^64) it "
+      "raises InvalidArgumentError.");
+  m.def(
+      "scalar_specialization_rep",
+      [](const IntSpec& spec) {
+        return integer_to_python(scalar_specialization_rep(spec));
+      },
+      py::arg("spec"),
+      "One value of the class (1; i32 16/2; i64 2^31/2^31+1; u64 "
+      "2^63/2^63+1).");
+
+  // --- compile keys
+  py::class_<ParamSpec>(m, "ParamSpec",
+                        "The specialization of one parameter in a key.")
+      .def_readonly("name", &ParamSpec::name)
+      .def_property_readonly(
+          "kind", [](const ParamSpec& p) { return kind_name(p.kind); })
+      .def_property_readonly("dtype",
+                             [](const ParamSpec& p) -> py::object {
+                               if (p.kind != JW_PARAM_TENSOR) return py::none();
+                               return dtype_to_python(p.dtype);
+                             })
+      .def_property_readonly("alignment",
+                             [](const ParamSpec& p) -> py::object {
+                               if (p.kind != JW_PARAM_TENSOR) return py::none();
+                               return py::str(alignment_name(p.alignment));
+                             })
+      .def_property_readonly("stride_specs",
+                             [](const ParamSpec& p) { return p.stride_specs; })
+      .def_property_readonly(
+          "int_spec",
+          [](const ParamSpec& p) -> py::object {
+            const bool integer =
+                p.kind == JW_PARAM_INT ||
+                (p.kind == JW_PARAM_SCALAR && p.scalar_kind != JW_SCALAR_FLOAT);
+            return integer ? int_spec_object(p.int_spec) : py::none();
+          })
+      .def_property_readonly(
+          "float_type",
+          [](const ParamSpec& p) -> py::object {
+            const bool floating =
+                p.kind == JW_PARAM_FLOAT ||
+                (p.kind == JW_PARAM_SCALAR && p.scalar_kind == JW_SCALAR_FLOAT);
+            if (!floating) return py::none();
+            return py::str(p.float_type == JW_FLOAT_F64 ? "fp64" : "fp32");
+          })
+      .def_property_readonly("value",
+                             [](const ParamSpec& p) -> py::object {
+                               if (p.kind != JW_PARAM_CONSTEXPR)
+                                 return py::none();
+                               return scalar_to_python(p.constexpr_value);
+                             })
+      .def("__repr__", [](const ParamSpec& p) {
+        return fmt::format("<ParamSpec {} ({})>", p.name, kind_name(p.kind));
+      });
+  py::class_<CompileKey>(m, "CompileKey",
+                         "A compile key: kernel, implementation, target and "
+                         "per-parameter specialization.")
+      .def_property_readonly("text", &CompileKey::text)
+      .def_property_readonly("kernel_name", &CompileKey::kernel_name)
+      .def_property_readonly("impl_name", &CompileKey::impl_name)
+      .def_property_readonly("target", &CompileKey::target)
+      .def_property_readonly("params", &CompileKey::params)
+      .def_property_readonly("hash",
+                             [](const CompileKey& k) { return k.hash().hex(); })
+      .def_property_readonly(
+          "encoding",
+          [](const CompileKey& k) { return py::bytes(k.encoding()); })
+      .def_static(
+          "decode",
+          [](py::bytes encoding) {
+            return call_core(
+                [&] { return CompileKey::decode(std::string(encoding)); });
+          },
+          py::arg("encoding"))
+      .def("__eq__",
+           [](const CompileKey& a, const CompileKey& b) { return a == b; })
+      .def("__hash__",
+           [](const CompileKey& k) {
+             return static_cast<py::ssize_t>(k.hash().lo);
+           })
+      .def("__str__", &CompileKey::text)
+      .def("__repr__", [](const CompileKey& k) {
+        return fmt::format("<CompileKey {}>", k.text());
+      });
+
+  // --- schemas
+  py::class_<ParamDesc>(m, "ParamDesc", "One parameter of a kernel schema.")
+      .def_readonly("name", &ParamDesc::name)
+      .def_property_readonly(
+          "kind", [](const ParamDesc& p) { return kind_name(p.kind); })
+      .def_readonly("flags", &ParamDesc::flags)
+      .def_property_readonly(
+          "dtypes",
+          [](const ParamDesc& p) {
+            py::list out;
+            for (int d = 1; d < JW_DTYPE_COUNT; ++d) {
+              if ((p.allowed_dtypes & JW_DTYPE_BIT(d)) != 0)
+                out.append(dtype_to_python(static_cast<jw_dtype>(d)));
+            }
+            return out;
+          })
+      .def_property_readonly("rank",
+                             [](const ParamDesc& p) -> py::object {
+                               if (p.rank < 0) return py::none();
+                               return py::int_(p.rank);
+                             })
+      .def_property_readonly("default",
+                             [](const ParamDesc& p) -> py::object {
+                               if (!p.has_flag(JW_PARAM_HAS_DEFAULT))
+                                 return py::none();
+                               return scalar_to_python(p.default_value);
+                             })
+      .def_property_readonly("same_dtype_as",
+                             [](const ParamDesc& p) -> py::object {
+                               if (p.same_dtype_as.empty()) return py::none();
+                               return py::str(p.same_dtype_as);
+                             })
+      .def_property_readonly("do_not_specialize",
+                             [](const ParamDesc& p) {
+                               return p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE);
+                             })
+      .def_property_readonly(
+          "do_not_specialize_on_alignment",
+          [](const ParamDesc& p) {
+            return p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT);
+          })
+      .def_property_readonly(
+          "output",
+          [](const ParamDesc& p) { return p.has_flag(JW_PARAM_OUTPUT); })
+      .def("__repr__", [](const ParamDesc& p) {
+        return fmt::format("<ParamDesc {} ({})>", p.name, kind_name(p.kind));
+      });
+  py::class_<KernelSchema>(m, "KernelSchema", "A kernel's schema.")
+      .def(py::init(&schema_from_python), py::arg("name"), py::arg("params"),
+           py::arg("summary") = "", py::arg("launch_rule") = "",
+           py::arg("origin") = "python")
+      .def_property_readonly("name", &KernelSchema::name)
+      .def_property_readonly("short_name", &KernelSchema::short_name)
+      .def_property_readonly("summary", &KernelSchema::summary)
+      .def_property_readonly("launch_rule", &KernelSchema::launch_rule)
+      .def_property_readonly("origin", &KernelSchema::origin)
+      .def_property_readonly("params", &KernelSchema::params)
+      .def("__repr__", [](const KernelSchema& s) {
+        return fmt::format("<KernelSchema {}>", s.name());
+      });
+
+  // --- reports
+  py::class_<PluginLoadRecord>(
+      m, "PluginLoadRecord",
+      "One candidate file of a plugin load: loaded, or "
+      "rejected and why.")
+      .def_readonly("path", &PluginLoadRecord::path)
+      .def_readonly("loaded", &PluginLoadRecord::loaded)
+      .def_property_readonly(
+          "rejection",
+          [](const PluginLoadRecord& r) -> py::object {
+            if (r.loaded) return py::none();
+            return py::str(std::string(to_string(r.rejection)));
+          })
+      .def_readonly("detail", &PluginLoadRecord::detail)
+      .def_readonly("plugin_name", &PluginLoadRecord::plugin_name)
+      .def_readonly("plugin_version", &PluginLoadRecord::plugin_version)
+      .def_readonly("abi_version", &PluginLoadRecord::abi_version)
+      .def_readonly("kernels", &PluginLoadRecord::kernels)
+      .def_readonly("schemas", &PluginLoadRecord::schemas)
+      .def_readonly("platforms", &PluginLoadRecord::platforms)
+      .def("__repr__", [](const PluginLoadRecord& r) {
+        return fmt::format("<PluginLoadRecord {} {}>", r.path,
+                           r.loaded ? "loaded" : "rejected");
+      });
+  py::class_<PluginLoadReport>(m, "LoadReport",
+                               "What a plugin load found: the directories "
+                               "searched and every candidate file.")
+      .def_readonly("searched_directories",
+                    &PluginLoadReport::searched_directories)
+      .def_readonly("records", &PluginLoadReport::records)
+      .def_property_readonly("loaded_count", &PluginLoadReport::loaded_count)
+      .def_property_readonly("rejected_count",
+                             &PluginLoadReport::rejected_count)
+      .def("to_text", &PluginLoadReport::to_text)
+      .def("to_json", &PluginLoadReport::to_json)
+      .def("__str__", &PluginLoadReport::to_text);
+  py::class_<ImplementationInfo>(m, "ImplementationInfo")
+      .def_readonly("impl_name", &ImplementationInfo::impl_name)
+      .def_readonly("platform", &ImplementationInfo::platform)
+      .def_readonly("origin", &ImplementationInfo::origin)
+      .def_readonly("pending", &ImplementationInfo::pending)
+      .def("__repr__", [](const ImplementationInfo& i) {
+        return fmt::format("<ImplementationInfo '{}' on {} from {}>",
+                           i.impl_name, i.platform, i.origin);
+      });
+  py::class_<PlatformExplanation>(m, "PlatformExplanation")
+      .def_readonly("platform", &PlatformExplanation::platform)
+      .def_readonly("winner", &PlatformExplanation::winner)
+      .def_readonly("replaced", &PlatformExplanation::replaced);
+  py::class_<KernelExplanation>(
+      m, "KernelExplanation",
+      "Per platform, which implementation wins, where "
+      "it came from and what it replaced.")
+      .def_readonly("kernel_name", &KernelExplanation::kernel_name)
+      .def_readonly("schema_origin", &KernelExplanation::schema_origin)
+      .def_readonly("platforms", &KernelExplanation::platforms)
+      .def("to_text", &KernelExplanation::to_text)
+      .def("__str__", &KernelExplanation::to_text);
+  py::class_<PlatformInfo>(m, "PlatformInfo")
+      .def_readonly("name", &PlatformInfo::name)
+      .def_readonly("origin", &PlatformInfo::origin)
+      .def_readonly("can_compile", &PlatformInfo::can_compile)
+      .def_readonly("can_launch", &PlatformInfo::can_launch)
+      .def_readonly("detail", &PlatformInfo::detail)
+      .def_readonly("device_count", &PlatformInfo::device_count)
+      .def("__repr__", [](const PlatformInfo& p) {
+        return fmt::format("<PlatformInfo {} compile={} launch={} devices={}>",
+                           p.name, p.can_compile, p.can_launch, p.device_count);
+      });
+  py::class_<CacheStats>(m, "CacheStats", "The compile cache's counters.")
+      .def_readonly("hits", &CacheStats::hits)
+      .def_readonly("misses", &CacheStats::misses)
+      .def_readonly("compiles", &CacheStats::compiles)
+      .def_readonly("disk_hits", &CacheStats::disk_hits)
+      .def_readonly("disk_writes", &CacheStats::disk_writes)
+      .def_readonly("disk_rejects", &CacheStats::disk_rejects)
+      .def_readonly("compile_seconds", &CacheStats::compile_seconds)
+      .def_readonly("entries", &CacheStats::entries)
+      .def("__repr__", [](const CacheStats& s) {
+        return fmt::format(
+            "<CacheStats hits={} misses={} compiles={} entries={} disk_hits={} "
+            "disk_writes={} disk_rejects={}>",
+            s.hits, s.misses, s.compiles, s.entries, s.disk_hits, s.disk_writes,
+            s.disk_rejects);
+      });
+  py::class_<WarmupKeyResult>(m, "WarmupKeyResult")
+      .def_readonly("key_text", &WarmupKeyResult::key_text)
+      .def_property_readonly(
+          "key_hash", [](const WarmupKeyResult& r) { return r.key_hash.hex(); })
+      .def_readonly("compiled", &WarmupKeyResult::compiled)
+      .def_readonly("failed", &WarmupKeyResult::failed)
+      .def_readonly("error", &WarmupKeyResult::error)
+      .def("__repr__", [](const WarmupKeyResult& r) {
+        return fmt::format("<WarmupKeyResult {} {}>", r.key_text,
+                           r.failed     ? "failed"
+                           : r.compiled ? "compiled"
+                                        : "cached");
+      });
+  py::class_<WarmupResult>(m, "WarmupResult")
+      .def_readonly("keys", &WarmupResult::keys)
+      .def_readonly("compiled", &WarmupResult::compiled)
+      .def_readonly("cached", &WarmupResult::cached)
+      .def_readonly("failed", &WarmupResult::failed)
+      .def_readonly("seconds", &WarmupResult::seconds)
+      .def("__repr__", [](const WarmupResult& r) {
+        return fmt::format(
+            "<WarmupResult {} keys: {} compiled, {} cached, {} failed in "
+            "{:.2f} s>",
+            r.keys.size(), r.compiled, r.cached, r.failed, r.seconds);
+      });
+
+  // --- the runtime
+  py::class_<Runtime>(m, "Runtime")
+      .def(py::init([](py::object cache_dir, py::object jit_monitor,
+                       py::object jit_record_path, py::object log) {
+             RuntimeOptions o;
+             if (!cache_dir.is_none()) o.cache_dir = path_from(cache_dir);
+             if (!jit_monitor.is_none())
+               o.jit_monitor = monitor_from(jit_monitor.cast<std::string>());
+             if (!jit_record_path.is_none())
+               o.jit_record_path = path_from(jit_record_path);
+             if (!log.is_none()) {
+               if (!PyCallable_Check(log.ptr()))
+                 invalid("Runtime: log is not callable");
+               // Any thread may log; a callback's exception is reported as
+               // unraisable (it cannot unwind through the core).
+               o.log = [holder = hold_callable(log)](
+                           jw_log_level level, const std::string& message) {
+                 if (PythonCallable::interpreter_finalizing()) return;
+                 py::gil_scoped_acquire gil;
+                 try {
+                   holder->get()(log_level_name(level), message);
+                 } catch (py::error_already_set& e) {
+                   e.discard_as_unraisable("jitwarm log callback");
+                 }
+               };
+             }
+             return call_core(
+                 [&] { return std::make_unique<Runtime>(std::move(o)); });
+           }),
+           py::kw_only(), py::arg("cache_dir") = py::none(),
+           py::arg("jit_monitor") = py::none(),
+           py::arg("jit_record_path") = py::none(), py::arg("log") = py::none())
+      .def(
+          "load_plugins",
+          [](Runtime& rt, py::object search_path, bool strict) {
+            PluginLoadOptions options;
+            options.strict = strict;
+            if (py::isinstance<py::str>(search_path)) {
+              const std::string text = search_path.cast<std::string>();
+              std::string_view rest(text);
+              while (!rest.empty()) {
+                const auto colon = rest.find(':');
+                if (colon != 0)
+                  options.search_path.emplace_back(rest.substr(0, colon));
+                if (colon == std::string_view::npos) break;
+                rest.remove_prefix(colon + 1);
+              }
+            } else if (!search_path.is_none()) {
+              for (py::handle p : search_path)
+                options.search_path.push_back(path_from(p));
+            }
+            return call_core([&] { return rt.load_plugins(options); });
+          },
+          py::arg("search_path") = py::none(), py::arg("strict") = false)
+      .def(
+          "load_plugin",
+          [](Runtime& rt, py::handle path, bool strict) {
+            const std::string p = path_from(path);
+            return call_core([&] { return rt.load_plugin(p, strict); });
+          },
+          py::arg("path"), py::arg("strict") = false)
+      .def_property_readonly(
+          "load_history", [](const Runtime& rt) { return rt.load_history(); })
+      .def("_kernel",
+           [](const Runtime& rt, const std::string& name) {
+             return make_kernel(call_core([&] { return rt.kernel(name); }));
+           })
+      .def("kernel_names", &Runtime::kernel_names)
+      .def(
+          "schema",
+          [](const Runtime& rt, const std::string& name) {
+            return call_core([&] { return rt.schema(name); });
+          },
+          py::arg("name"))
+      .def(
+          "implementations",
+          [](const Runtime& rt, const std::string& name) {
+            return call_core([&] { return rt.implementations(name); });
+          },
+          py::arg("name"))
+      .def(
+          "explain",
+          [](const Runtime& rt, const std::string& name) {
+            return call_core([&] { return rt.explain(name); });
+          },
+          py::arg("name"))
+      .def("platforms", &Runtime::platforms)
+      .def("default_platform",
+           [](const Runtime& rt) {
+             return call_core([&] { return rt.default_platform(); });
+           })
+      .def(
+          "target_for",
+          [](const Runtime& rt, const std::string& platform, int32_t device) {
+            return call_core([&] { return rt.target_for(platform, device); });
+          },
+          py::arg("platform"), py::arg("device") = 0)
+      .def("cache_stats", &Runtime::cache_stats)
+      .def("is_cached", &Runtime::is_cached, py::arg("key"))
+      .def(
+          "_warmup",
+          [](Runtime& rt, py::object requests, py::object manifest,
+             py::object toml, std::optional<std::string> platform,
+             std::optional<std::string> target, unsigned jobs,
+             py::object progress) {
+            const std::vector<WarmupRequest> list =
+                requests_of(requests, manifest, toml);
+            auto progress_error = std::make_shared<py::object>();
+            const WarmupOptions options = warmup_options(
+                platform, target, jobs, progress, progress_error);
+            return run_warmup(progress_error,
+                              [&] { return rt.warmup(list, options); });
+          },
+          py::arg("requests"), py::arg("manifest"), py::arg("toml"),
+          py::arg("platform"), py::arg("target"), py::arg("jobs"),
+          py::arg("progress"))
+      .def(
+          "warmup_plan",
+          [](Runtime& rt, py::object requests, py::object manifest,
+             py::object toml, std::optional<std::string> platform,
+             std::optional<std::string> target) {
+            const std::vector<WarmupRequest> list =
+                requests_of(requests, manifest, toml);
+            auto no_progress = std::make_shared<py::object>();
+            const WarmupOptions options =
+                warmup_options(platform, target, 1, py::none(), no_progress);
+            return run_warmup(no_progress,
+                              [&] { return rt.warmup_plan(list, options); });
+          },
+          py::arg("requests") = py::none(), py::kw_only(),
+          py::arg("manifest") = py::none(), py::arg("toml") = py::none(),
+          py::arg("platform") = py::none(), py::arg("target") = py::none(),
+          "The keys warmup() would compile, in order, without duplicates.")
+      .def(
+          "_warmup_keys",
+          [](Runtime& rt, std::vector<CompileKey> keys, unsigned jobs,
+             py::object progress) {
+            auto progress_error = std::make_shared<py::object>();
+            const WarmupOptions options = warmup_options(
+                std::nullopt, std::nullopt, jobs, progress, progress_error);
+            return run_warmup(progress_error,
+                              [&] { return rt.warmup_keys(keys, options); });
+          },
+          py::arg("keys"), py::arg("jobs"), py::arg("progress"))
+      .def("seal", &Runtime::seal,
+           "From now on a compile on the launch path goes to the JIT monitor.")
+      .def_property_readonly("sealed", &Runtime::sealed)
+      .def_property(
+          "jit_monitor",
+          [](const Runtime& rt) { return monitor_name(rt.jit_monitor()); },
+          [](Runtime& rt, const std::string& mode) {
+            rt.set_jit_monitor(monitor_from(mode));
+          },
+          "The JIT monitor's mode after seal: 'off', 'warn' or 'error'.")
+      .def(
+          "_set_jit_record_path",
+          [](Runtime& rt, py::object path) {
+            rt.set_jit_record_path(path.is_none() ? std::string()
+                                                  : path_from(path));
+          },
+          py::arg("path"));
+}
+
+}  // namespace jitwarm::python

@@ -1,0 +1,713 @@
+/* c_api_scenarios.c — the host half of jitwarm.h, called from C: options,
+ * reports, platforms, compile keys, specialization, warmup, seal and the JIT
+ * monitor, counters. Compiled as C so the header is proven to be C. Each
+ * scenario returns NULL when it passes, or what failed (file:line, the
+ * condition and jw_last_error()); test_c_api.cpp runs each as a test case.
+ *
+ * The runtime loads the bundled plugins (JITWARM_PLUGIN_PATH, set by the
+ * test environment), so the CPU reference is there, and the CUDA plugin when
+ * it was built. */
+#define _XOPEN_SOURCE 700
+#include <jitwarm/jitwarm.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SILU "vllm.model_executor.layers.activation.silu_and_mul"
+
+static char failure[2048];
+
+#define EXPECT(cond)                                                  \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      snprintf(failure, sizeof failure, "%s:%d: %s (last error: %s)", \
+               __FILE__, __LINE__, #cond, jw_last_error());           \
+      goto done;                                                      \
+    }                                                                 \
+  } while (0)
+
+#define PASSED() (failure[0] = '\0')
+#define RESULT() (failure[0] != '\0' ? (const char*)failure : NULL)
+
+static int contains(const char* text, const char* part) {
+  return text != NULL && strstr(text, part) != NULL;
+}
+
+/* A runtime with the bundled plugins; NULL (and `failure` set) on error. */
+static jw_runtime* loaded_runtime(const jw_runtime_options* options) {
+  jw_runtime* rt = NULL;
+  if (jw_runtime_create_with_options(options, &rt) != JW_OK ||
+      jw_runtime_load_plugins(rt, NULL, 0) != JW_OK) {
+    snprintf(failure, sizeof failure, "cannot make a runtime: %s",
+             jw_last_error());
+    jw_runtime_destroy(rt);
+    return NULL;
+  }
+  return rt;
+}
+
+static jw_warmup_manifest* parse(const char* text) {
+  jw_warmup_manifest* m = NULL;
+  if (jw_warmup_manifest_parse(text, strlen(text), "test.toml", &m) != JW_OK) {
+    snprintf(failure, sizeof failure, "manifest: %s", jw_last_error());
+    return NULL;
+  }
+  return m;
+}
+
+static uint64_t compiles_of(jw_runtime* rt) {
+  jw_runtime_counters c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  if (jw_runtime_get_counters(rt, &c) != JW_OK) return UINT64_MAX;
+  return c.compiles;
+}
+
+/* silu_and_mul's four arguments on host memory: out [T, H], x [T, 2H]. */
+/* 16-byte aligned data, as warmup assumes by default. */
+typedef struct silu_args {
+  _Alignas(16) float out[2 * 17];
+  _Alignas(16) float x[2 * 2 * 17];
+  jw_tensor out_t, x_t;
+  jw_arg_value args[4];
+} silu_args;
+
+static void make_silu_args(silu_args* s, int64_t H) {
+  const int64_t T = 2;
+  memset(s, 0, sizeof *s);
+  for (int i = 0; i < 2 * 2 * 17; ++i) s->x[i] = (float)(i % 7) - 3.0f;
+  jw_tensor* ts[2] = {&s->out_t, &s->x_t};
+  void* data[2] = {s->out, s->x};
+  const int64_t cols[2] = {H, 2 * H};
+  for (int i = 0; i < 2; ++i) {
+    ts[i]->struct_size = sizeof(jw_tensor);
+    ts[i]->meta.struct_size = sizeof(jw_tensor_meta);
+    ts[i]->meta.dtype = JW_DTYPE_FLOAT32;
+    ts[i]->meta.rank = 2;
+    ts[i]->meta.shape[0] = T;
+    ts[i]->meta.shape[1] = cols[i];
+    ts[i]->data = data[i];
+    ts[i]->device_index = -1;
+    s->args[i].struct_size = sizeof(jw_arg_value);
+    s->args[i].kind = JW_VALUE_TENSOR;
+    s->args[i].value.tensor = ts[i];
+  }
+  for (int i = 2; i < 4; ++i) {
+    s->args[i].struct_size = sizeof(jw_arg_value);
+    s->args[i].kind = JW_VALUE_SCALAR;
+    s->args[i].value.scalar.kind = JW_SCALAR_INT;
+  }
+  s->args[2].value.scalar.value.i = T;
+  s->args[3].value.scalar.value.i = H;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The monitor's lines (loading the GPU plugins may log others). */
+typedef struct log_capture {
+  int lines;
+  char last[512];
+} log_capture;
+
+static void capture_log(void* ctx, jw_log_level level, const char* message) {
+  log_capture* c = (log_capture*)ctx;
+  if (level != JW_LOG_WARNING || !contains(message, "JIT monitor")) return;
+  ++c->lines;
+  snprintf(c->last, sizeof c->last, "%s", message);
+}
+
+const char* scenario_options_and_monitor(void) {
+  jw_runtime* rt = NULL;
+  jw_kernel_handle* k = NULL;
+  char record[] = "/tmp/jitwarm-capi-record-XXXXXX";
+  int fd = mkstemp(record);
+  log_capture log = {0, ""};
+  silu_args s;
+  PASSED();
+  EXPECT(fd >= 0);
+  close(fd);
+  /* The logger reads its level when the runtime is made. */
+  setenv("JITWARM_LOG_LEVEL", "warning", 1);
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.jit_monitor = JW_JIT_MONITOR_WARN;
+  o.jit_record_path = record;
+  o.log = capture_log;
+  o.log_ctx = &log;
+  rt = loaded_runtime(&o);
+  setenv("JITWARM_LOG_LEVEL", "error", 1);
+  EXPECT(rt != NULL);
+
+  jw_jit_monitor_mode mode = JW_JIT_MONITOR_DEFAULT;
+  EXPECT(jw_runtime_get_jit_monitor(rt, &mode) == JW_OK);
+  EXPECT(mode == JW_JIT_MONITOR_WARN);
+  int32_t sealed = -1;
+  EXPECT(jw_runtime_is_sealed(rt, &sealed) == JW_OK && sealed == 0);
+  EXPECT(jw_runtime_seal(rt) == JW_OK);
+  EXPECT(jw_runtime_is_sealed(rt, &sealed) == JW_OK && sealed == 1);
+
+  /* warn: a launch that compiles after seal compiles and logs its key once. */
+  EXPECT(jw_kernel_find(rt, SILU, &k) == JW_OK);
+  make_silu_args(&s, 16);
+  const uint64_t before = compiles_of(rt);
+  EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) == JW_OK);
+  EXPECT(compiles_of(rt) == before + 1);
+  EXPECT(log.lines == 1);
+  EXPECT(contains(log.last, "silu_and_mul[cpu:"));
+  EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) == JW_OK);
+  EXPECT(log.lines == 1);
+
+  /* error: a new key is refused, nothing is compiled. */
+  EXPECT(jw_runtime_set_jit_monitor(rt, JW_JIT_MONITOR_ERROR) == JW_OK);
+  EXPECT(jw_runtime_get_jit_monitor(rt, &mode) == JW_OK);
+  EXPECT(mode == JW_JIT_MONITOR_ERROR);
+  make_silu_args(&s, 17);
+  EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) ==
+         JW_ERROR_JIT_REFUSED);
+  EXPECT(contains(jw_last_error(), "refusing to compile"));
+  EXPECT(compiles_of(rt) == before + 1);
+
+  /* off: it compiles. Record mode wrote both post-seal keys. */
+  EXPECT(jw_runtime_set_jit_monitor(rt, JW_JIT_MONITOR_OFF) == JW_OK);
+  EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) == JW_OK);
+  EXPECT(compiles_of(rt) == before + 2);
+  jw_warmup_manifest* recorded = NULL;
+  EXPECT(jw_warmup_manifest_load(record, &recorded) == JW_OK);
+  jw_compile_key_list* plan = NULL;
+  jw_warmup_options on_cpu;
+  memset(&on_cpu, 0, sizeof on_cpu);
+  on_cpu.struct_size = sizeof on_cpu;
+  on_cpu.platform = "cpu";
+  EXPECT(jw_runtime_warmup_plan(rt, recorded, &on_cpu, &plan) == JW_OK);
+  EXPECT(plan->count == 2);
+  jw_compile_key_list_free(plan);
+  jw_warmup_manifest_free(recorded);
+
+  /* Recording stops with a NULL path. */
+  EXPECT(jw_runtime_set_jit_record_path(rt, NULL) == JW_OK);
+
+  /* Bad modes and bad structs are refused, not guessed. */
+  EXPECT(jw_runtime_set_jit_monitor(rt, JW_JIT_MONITOR_DEFAULT) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(jw_runtime_set_jit_monitor(rt, (jw_jit_monitor_mode)7) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  jw_runtime* bad = NULL;
+  o.jit_monitor = (jw_jit_monitor_mode)9;
+  EXPECT(jw_runtime_create_with_options(&o, &bad) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "unknown JIT monitor mode 9"));
+  o.struct_size = 4;
+  EXPECT(jw_runtime_create_with_options(&o, &bad) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "struct_size 4 is too small"));
+  EXPECT(bad == NULL);
+  /* An older caller's shorter options: the fields it lacks read as zero. */
+  o.struct_size = (uint32_t)offsetof(jw_runtime_options, jit_record_path);
+  o.jit_monitor = JW_JIT_MONITOR_ERROR;
+  EXPECT(jw_runtime_create_with_options(&o, &bad) == JW_OK);
+  EXPECT(jw_runtime_get_jit_monitor(bad, &mode) == JW_OK);
+  EXPECT(mode == JW_JIT_MONITOR_ERROR);
+  jw_runtime_destroy(bad);
+done:
+  jw_kernel_release(k);
+  jw_runtime_destroy(rt);
+  unlink(record);
+  return RESULT();
+}
+
+const char* scenario_reports_and_platforms(void) {
+  jw_runtime* rt = NULL;
+  char* text = NULL;
+  jw_string_list* names = NULL;
+  jw_platform_list* platforms = NULL;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+
+  EXPECT(jw_runtime_load_report(rt, JW_FORMAT_TEXT, &text) == JW_OK);
+  EXPECT(contains(text, "loaded    ") &&
+         contains(text, "libjitwarm-reference-cpu.so") &&
+         contains(text, "searched "));
+  jw_string_free(text);
+  text = NULL;
+  EXPECT(jw_runtime_load_report(rt, JW_FORMAT_JSON, &text) == JW_OK);
+  EXPECT(contains(text, "\"searched\"") &&
+         contains(text, "\"status\": \"loaded\""));
+  jw_string_free(text);
+  text = NULL;
+  EXPECT(jw_runtime_load_report(rt, (jw_text_format)5, &text) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(text == NULL);
+
+  EXPECT(jw_runtime_kernel_names(rt, &names) == JW_OK);
+  EXPECT(names->struct_size == sizeof(jw_string_list));
+  EXPECT(names->count == 10);
+  int found = 0;
+  for (uint32_t i = 0; i < names->count; ++i) {
+    if (strcmp(names->items[i], SILU) == 0) found = 1;
+    if (i > 0) EXPECT(strcmp(names->items[i - 1], names->items[i]) < 0);
+  }
+  EXPECT(found);
+
+  EXPECT(jw_runtime_explain(rt, SILU, JW_FORMAT_TEXT, &text) == JW_OK);
+  EXPECT(contains(text, "cpu: 'reference-cpu'"));
+  jw_string_free(text);
+  text = NULL;
+  EXPECT(jw_runtime_explain(rt, SILU, JW_FORMAT_JSON, &text) == JW_OK);
+  EXPECT(contains(text, "\"platform\": \"cpu\"") &&
+         contains(text, "\"implementation\": \"reference-cpu\"") &&
+         contains(text, "\"replaces\": []"));
+  jw_string_free(text);
+  text = NULL;
+  EXPECT(jw_runtime_explain(rt, "vllm.nope", JW_FORMAT_TEXT, &text) ==
+         JW_ERROR_NOT_FOUND);
+
+  EXPECT(jw_runtime_platforms(rt, &platforms) == JW_OK);
+  const jw_platform_info* cpu = NULL;
+  int launchable = 0;
+  for (uint32_t i = 0; i < platforms->count; ++i) {
+    const jw_platform_info* p = platforms->items[i];
+    EXPECT(p->struct_size == sizeof(jw_platform_info));
+    if (strcmp(p->name, "cpu") == 0) cpu = p;
+    if (p->can_launch && p->device_count > 0) ++launchable;
+  }
+  EXPECT(cpu != NULL && cpu->can_compile && cpu->can_launch &&
+         cpu->device_count == 1 && contains(cpu->origin, "reference-cpu"));
+
+  /* The default platform is one that can launch (cuda on a GPU machine). */
+  EXPECT(jw_runtime_default_platform(rt, &text) == JW_OK);
+  int is_launchable = 0;
+  for (uint32_t i = 0; i < platforms->count; ++i) {
+    const jw_platform_info* p = platforms->items[i];
+    if (strcmp(p->name, text) == 0 && p->can_launch) is_launchable = 1;
+  }
+  EXPECT(is_launchable && launchable >= 1);
+  jw_string_free(text);
+  text = NULL;
+  EXPECT(jw_runtime_target_for(rt, "cpu", 0, &text) == JW_OK);
+  EXPECT(strncmp(text, "cpu:", 4) == 0);
+  jw_string_free(text);
+  text = NULL;
+  EXPECT(jw_runtime_target_for(rt, "nope", 0, &text) == JW_ERROR_NOT_FOUND);
+done:
+  jw_string_free(text);
+  jw_string_list_free(names);
+  jw_platform_list_free(platforms);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}
+
+const char* scenario_keys(void) {
+  jw_runtime* rt = NULL;
+  jw_kernel_handle* k = NULL;
+  jw_compile_key *key = NULL, *launch_key = NULL, *decoded = NULL;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  EXPECT(jw_kernel_find(rt, SILU, &k) == JW_OK);
+
+  /* Warmup tensors (metadata, no storage) give the key a launch would use. */
+  jw_tensor_meta out_m, x_m;
+  memset(&out_m, 0, sizeof out_m);
+  out_m.struct_size = sizeof out_m;
+  out_m.dtype = JW_DTYPE_FLOAT32;
+  out_m.rank = 2;
+  out_m.flags = JW_TENSOR_ALIGNED_16;
+  out_m.shape[0] = 2;
+  out_m.shape[1] = 16;
+  x_m = out_m;
+  x_m.shape[1] = 32;
+  silu_args s;
+  make_silu_args(&s, 16);
+  jw_arg_value warm[4];
+  memcpy(warm, s.args, sizeof warm);
+  warm[0].kind = JW_VALUE_WARMUP_TENSOR;
+  warm[0].value.meta = &out_m;
+  warm[1].kind = JW_VALUE_WARMUP_TENSOR;
+  warm[1].value.meta = &x_m;
+  EXPECT(jw_kernel_key_for(k, "cpu", 0, warm, 4, &key) == JW_OK);
+  jw_compile_key_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  EXPECT(jw_compile_key_get_info(key, &info) == JW_OK);
+  EXPECT(info.struct_size == sizeof info);
+  EXPECT(strncmp(info.text, "silu_and_mul[cpu:", 17) == 0);
+  EXPECT(contains(info.text, "H:i32:D"));
+  EXPECT(strcmp(info.kernel_name, SILU) == 0);
+  EXPECT(strcmp(info.impl_name, "reference-cpu") == 0);
+  EXPECT(strncmp(info.target, "cpu:", 4) == 0);
+  EXPECT(info.encoding_size > 0 && (info.hash_lo | info.hash_hi) != 0);
+
+  /* The real tensors (host memory, 16-byte aligned arrays or not) give the
+   * same key when their data is aligned; is_cached follows the launch. */
+  EXPECT(jw_kernel_key_for(k, "cpu", 0, s.args, 4, &launch_key) == JW_OK);
+  jw_compile_key_info launch_info;
+  memset(&launch_info, 0, sizeof launch_info);
+  launch_info.struct_size = sizeof launch_info;
+  EXPECT(jw_compile_key_get_info(launch_key, &launch_info) == JW_OK);
+  const int aligned =
+      ((uintptr_t)s.out % 16 == 0) && ((uintptr_t)s.x % 16 == 0);
+  EXPECT(!aligned || (launch_info.hash_lo == info.hash_lo &&
+                      launch_info.hash_hi == info.hash_hi));
+  int32_t cached = -1;
+  EXPECT(jw_runtime_is_cached(rt, launch_key, &cached) == JW_OK && cached == 0);
+  EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) == JW_OK);
+  EXPECT(jw_runtime_is_cached(rt, launch_key, &cached) == JW_OK && cached == 1);
+
+  /* The encoding decodes to the same key. */
+  EXPECT(jw_compile_key_decode(info.encoding, info.encoding_size, &decoded) ==
+         JW_OK);
+  jw_compile_key_info decoded_info;
+  memset(&decoded_info, 0, sizeof decoded_info);
+  decoded_info.struct_size = sizeof decoded_info;
+  EXPECT(jw_compile_key_get_info(decoded, &decoded_info) == JW_OK);
+  EXPECT(decoded_info.hash_lo == info.hash_lo &&
+         decoded_info.hash_hi == info.hash_hi &&
+         strcmp(decoded_info.text, info.text) == 0);
+  jw_compile_key* garbage = NULL;
+  EXPECT(jw_compile_key_decode("nonsense", 8, &garbage) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(jw_compile_key_decode(info.encoding, info.encoding_size - 1,
+                               &garbage) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(garbage == NULL);
+
+  /* An older caller's shorter info struct: only its fields are written. */
+  struct {
+    jw_compile_key_info head;
+    char canary[64];
+  } old;
+  memset(&old, 0x5a, sizeof old);
+  old.head.struct_size = (uint32_t)offsetof(jw_compile_key_info, kernel_name);
+  EXPECT(jw_compile_key_get_info(key, &old.head) == JW_OK);
+  EXPECT(old.head.struct_size == offsetof(jw_compile_key_info, kernel_name));
+  EXPECT(strcmp(old.head.text, info.text) == 0);
+  EXPECT((unsigned char)((char*)&old.head)[offsetof(jw_compile_key_info,
+                                                    kernel_name)] == 0x5a);
+  old.head.struct_size = 2;
+  EXPECT(jw_compile_key_get_info(key, &old.head) == JW_ERROR_INVALID_ARGUMENT);
+
+  /* A launch's mistakes are key_for's too. */
+  jw_compile_key* bad = NULL;
+  EXPECT(jw_kernel_key_for(k, "cpu", 0, warm, 1, &bad) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(jw_kernel_key_for(k, "vendorx", 0, warm, 4, &bad) ==
+         JW_ERROR_NOT_FOUND);
+  EXPECT(bad == NULL);
+done:
+  jw_compile_key_free(key);
+  jw_compile_key_free(launch_key);
+  jw_compile_key_free(decoded);
+  jw_kernel_release(k);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}
+
+const char* scenario_specialization(void) {
+  jw_int_spec spec;
+  jw_scalar v;
+  PASSED();
+  v.kind = JW_SCALAR_INT;
+  v.value.i = 1;
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_OK);
+  EXPECT(spec.type == JW_INT_I32 && spec.value_class == JW_INT_CLASS_ONE);
+  EXPECT(jw_specialize_integer(v, 1, &spec) == JW_OK);
+  EXPECT(spec.type == JW_INT_I32 && spec.value_class == JW_INT_CLASS_NONE);
+  v.value.i = 0;
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_OK);
+  EXPECT(spec.value_class == JW_INT_CLASS_DIV16);
+  v.value.i = 2147483647;
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_OK);
+  EXPECT(spec.type == JW_INT_I32 && spec.value_class == JW_INT_CLASS_NONE);
+  v.value.i = -2147483647LL - 2;
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_OK);
+  EXPECT(spec.type == JW_INT_I64);
+  v.kind = JW_SCALAR_UINT;
+  v.value.u = UINT64_MAX;
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_OK);
+  EXPECT(spec.type == JW_INT_U64 && spec.value_class == JW_INT_CLASS_NONE);
+  v.kind = JW_SCALAR_FLOAT;
+  v.value.f = 1.0;
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_ERROR_INVALID_ARGUMENT);
+
+  jw_int_spec u64_none = {JW_INT_U64, JW_INT_CLASS_NONE};
+  EXPECT(jw_scalar_specialization_rep(u64_none, &v) == JW_OK);
+  EXPECT(v.kind == JW_SCALAR_UINT && v.value.u == (1ull << 63) + 1);
+  jw_int_spec i64_div = {JW_INT_I64, JW_INT_CLASS_DIV16};
+  EXPECT(jw_scalar_specialization_rep(i64_div, &v) == JW_OK);
+  EXPECT(v.kind == JW_SCALAR_INT && v.value.i == (1ll << 31));
+  jw_int_spec i32_div = {JW_INT_I32, JW_INT_CLASS_DIV16};
+  EXPECT(jw_scalar_specialization_rep(i32_div, &v) == JW_OK);
+  EXPECT(v.kind == JW_SCALAR_INT && v.value.i == 16);
+  /* A representative specializes back to its class. */
+  EXPECT(jw_specialize_integer(v, 0, &spec) == JW_OK);
+  EXPECT(spec.type == i32_div.type && spec.value_class == i32_div.value_class);
+  jw_int_spec bad = {(jw_int_type)9, JW_INT_CLASS_NONE};
+  EXPECT(jw_scalar_specialization_rep(bad, &v) == JW_ERROR_INVALID_ARGUMENT);
+  bad.type = JW_INT_I32;
+  bad.value_class = (jw_int_class)4;
+  EXPECT(jw_scalar_specialization_rep(bad, &v) == JW_ERROR_INVALID_ARGUMENT);
+done:
+  return RESULT();
+}
+
+typedef struct progress_log {
+  uint64_t calls, last_done, total;
+  int ordered;
+} progress_log;
+
+static void on_progress(void* ctx, uint64_t done, uint64_t total,
+                        const char* key_text) {
+  progress_log* p = (progress_log*)ctx;
+  if (done != p->last_done + 1 || !contains(key_text, "silu_and_mul["))
+    p->ordered = 0;
+  ++p->calls;
+  p->last_done = done;
+  p->total = total;
+}
+
+static const char kSiluManifest[] =
+    "version = 1\n"
+    "[[kernel]]\n"
+    "name = \"" SILU
+    "\"\n"
+    "[kernel.params]\n"
+    "x = { dtype = [\"float32\", \"float16\"] }\n"
+    "H = [16, 17]\n";
+
+const char* scenario_warmup(void) {
+  jw_runtime* rt = NULL;
+  jw_warmup_manifest *m = NULL, *from_file = NULL;
+  jw_warmup_result* result = NULL;
+  jw_compile_key_list* plan = NULL;
+  jw_kernel_handle* k = NULL;
+  char path[] = "/tmp/jitwarm-capi-manifest-XXXXXX";
+  int fd = -1;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  m = parse(kSiluManifest);
+  EXPECT(m != NULL);
+
+  jw_warmup_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.platform = "cpu";
+  progress_log progress = {0, 0, 0, 1};
+  o.progress = on_progress;
+  o.progress_ctx = &progress;
+  EXPECT(jw_runtime_warmup_plan(rt, m, &o, &plan) == JW_OK);
+  EXPECT(plan->count == 4);
+
+  const uint64_t before = compiles_of(rt);
+  EXPECT(jw_runtime_warmup(rt, m, &o, &result) == JW_OK);
+  EXPECT(result->struct_size == sizeof(jw_warmup_result));
+  EXPECT(result->num_keys == 4 && result->compiled == 4 &&
+         result->cached == 0 && result->failed == 0);
+  EXPECT(compiles_of(rt) == before + 4);
+  EXPECT(progress.calls == 4 && progress.total == 4 && progress.ordered);
+  for (uint64_t i = 0; i < result->num_keys; ++i) {
+    const jw_warmup_key_result* r = result->keys[i];
+    jw_compile_key_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    EXPECT(jw_compile_key_get_info(plan->keys[i], &info) == JW_OK);
+    /* The plan is the warmup's order, key for key. */
+    EXPECT(strcmp(r->key_text, info.text) == 0 && r->hash_lo == info.hash_lo &&
+           r->compiled == 1 && r->failed == 0 && r->error[0] == '\0');
+    int32_t cached = 0;
+    EXPECT(jw_runtime_is_cached(rt, plan->keys[i], &cached) == JW_OK && cached);
+  }
+  jw_warmup_result_free(result);
+  result = NULL;
+
+  /* A warmed key's first launch compiles nothing. */
+  EXPECT(jw_kernel_find(rt, SILU, &k) == JW_OK);
+  silu_args s;
+  make_silu_args(&s, 17);
+  EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) == JW_OK);
+  EXPECT(compiles_of(rt) == before + 4);
+  /* out[0][1] = silu(x[0][1]) * x[0][17 + 1] = silu(-2) * 1 = -0.2384 */
+  EXPECT(s.out[1] < -0.238f && s.out[1] > -0.239f);
+
+  /* Again, from a file, with no result wanted: everything is cached. */
+  fd = mkstemp(path);
+  EXPECT(fd >= 0);
+  EXPECT(write(fd, kSiluManifest, sizeof kSiluManifest - 1) ==
+         (ssize_t)(sizeof kSiluManifest - 1));
+  close(fd);
+  fd = -1;
+  EXPECT(jw_warmup_manifest_load(path, &from_file) == JW_OK);
+  o.progress = NULL;
+  EXPECT(jw_runtime_warmup(rt, from_file, &o, NULL) == JW_OK);
+  EXPECT(jw_runtime_warmup(rt, from_file, &o, &result) == JW_OK);
+  EXPECT(result->cached == 4 && result->compiled == 0);
+  EXPECT(compiles_of(rt) == before + 4);
+  jw_warmup_result_free(result);
+  result = NULL;
+
+  /* Exact keys: the plan's, through warmup_keys. */
+  EXPECT(jw_runtime_warmup_keys(rt, (const jw_compile_key* const*)plan->keys,
+                                plan->count, NULL, &result) == JW_OK);
+  EXPECT(result->num_keys == 4 && result->cached == 4);
+  jw_warmup_result_free(result);
+  result = NULL;
+  const jw_compile_key* null_key = NULL;
+  EXPECT(jw_runtime_warmup_keys(rt, &null_key, 1, NULL, NULL) ==
+         JW_ERROR_INVALID_ARGUMENT);
+
+  /* Manifest mistakes. */
+  jw_warmup_manifest* bad = NULL;
+  EXPECT(jw_warmup_manifest_load("/nonexistent/warm.toml", &bad) ==
+         JW_ERROR_IO);
+  const char broken[] = "version = 1\n[[kernel]]\nname = 5\n";
+  EXPECT(jw_warmup_manifest_parse(broken, strlen(broken), "broken.toml",
+                                  &bad) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "broken.toml"));
+  EXPECT(bad == NULL);
+  jw_warmup_options too_small = o;
+  too_small.struct_size = 3;
+  EXPECT(jw_runtime_warmup(rt, m, &too_small, NULL) ==
+         JW_ERROR_INVALID_ARGUMENT);
+done:
+  if (fd >= 0) close(fd);
+  unlink(path);
+  jw_kernel_release(k);
+  jw_warmup_result_free(result);
+  jw_compile_key_list_free(plan);
+  jw_warmup_manifest_free(m);
+  jw_warmup_manifest_free(from_file);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}
+
+/* Keys that fail to compile: the status says so, and the result still
+ * comes back with every key's outcome. */
+const char* scenario_warmup_failures(void) {
+  jw_runtime* rt = NULL;
+  jw_warmup_manifest* m = NULL;
+  jw_warmup_result* result = NULL;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  /* batch_memcpy refuses BLOCK_SIZE = 0 when it compiles. */
+  m = parse(
+      "version = 1\n[[kernel]]\n"
+      "name = \"vllm.v1.worker.mamba_utils.batch_memcpy\"\n"
+      "[kernel.params]\nBLOCK_SIZE = [0, 256]\n");
+  EXPECT(m != NULL);
+  jw_warmup_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.platform = "cpu";
+  EXPECT(jw_runtime_warmup(rt, m, &o, &result) == JW_ERROR_COMPILE_FAILED);
+  EXPECT(contains(jw_last_error(), "1 of 2 keys failed"));
+  EXPECT(result != NULL && result->num_keys == 2 && result->failed == 1 &&
+         result->compiled == 1);
+  EXPECT(result->keys[0]->failed && result->keys[0]->error[0] != '\0');
+  EXPECT(!result->keys[1]->failed && result->keys[1]->compiled);
+done:
+  jw_warmup_result_free(result);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}
+
+/* Compile-only warmup for a GPU target on a machine without the GPU. */
+const char* scenario_cuda_compile_only_warmup(void) {
+  jw_runtime* rt = NULL;
+  jw_warmup_manifest* m = NULL;
+  jw_warmup_result* result = NULL;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  m = parse(
+      "version = 1\n[[kernel]]\n"
+      "name = \"" SILU
+      "\"\n"
+      "[kernel.params]\nx = { dtype = [\"bfloat16\"] }\nH = [4096]\n");
+  EXPECT(m != NULL);
+  jw_warmup_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.target = "cuda:sm_90";
+  EXPECT(jw_runtime_warmup(rt, m, &o, &result) == JW_OK);
+  EXPECT(result->num_keys == 1 && result->compiled == 1);
+  EXPECT(contains(result->keys[0]->key_text, "[cuda:sm_90]"));
+done:
+  jw_warmup_result_free(result);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}
+
+static int remove_entry(const char* path, const struct stat* st, int flag,
+                        struct FTW* ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+const char* scenario_counters(void) {
+  jw_runtime *rt = NULL, *cached = NULL;
+  jw_warmup_manifest* m = NULL;
+  char cache_dir[] = "/tmp/jitwarm-capi-cache-XXXXXX";
+  const int have_dir = mkdtemp(cache_dir) != NULL;
+  PASSED();
+  EXPECT(have_dir);
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  m = parse(kSiluManifest);
+  EXPECT(m != NULL);
+  jw_warmup_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.struct_size = sizeof opts;
+  opts.platform = "cpu";
+  EXPECT(jw_runtime_warmup(rt, m, &opts, NULL) == JW_OK);
+
+  jw_runtime_counters c;
+  memset(&c, 0xff, sizeof c);
+  c.struct_size = sizeof c;
+  c.next = NULL;
+  EXPECT(jw_runtime_get_counters(rt, &c) == JW_OK);
+  EXPECT(c.struct_size == sizeof c);
+  EXPECT(c.compiles == 4 && c.cache_entries == 4 && c.cache_misses == 4);
+  EXPECT(c.disk_hits == 0 && c.disk_writes == 0 && c.disk_rejects == 0);
+  EXPECT(c.compile_seconds >= 0.0);
+
+  /* A caller built before compile_seconds existed gets what it knows. */
+  memset(&c, 0xff, sizeof c);
+  c.struct_size = (uint32_t)offsetof(jw_runtime_counters, compile_seconds);
+  EXPECT(jw_runtime_get_counters(rt, &c) == JW_OK);
+  EXPECT(c.struct_size == offsetof(jw_runtime_counters, compile_seconds));
+  EXPECT(c.compiles == 4);
+  EXPECT(c.cache_entries == UINT64_MAX);
+  EXPECT(jw_runtime_get_counters(rt, NULL) == JW_ERROR_INVALID_ARGUMENT);
+
+  /* With a cache directory, the warmup writes entries a second runtime reads.
+   */
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cache_dir = cache_dir;
+  for (int round = 0; round < 2; ++round) {
+    cached = loaded_runtime(&o);
+    EXPECT(cached != NULL);
+    EXPECT(jw_runtime_warmup(cached, m, &opts, NULL) == JW_OK);
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    EXPECT(jw_runtime_get_counters(cached, &c) == JW_OK);
+    EXPECT(round == 0 ? (c.disk_writes == 4 && c.compiles == 4)
+                      : (c.disk_hits == 4 && c.compiles == 0));
+    jw_runtime_destroy(cached);
+    cached = NULL;
+  }
+done:
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  jw_runtime_destroy(cached);
+  if (have_dir) nftw(cache_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+  return RESULT();
+}

@@ -1,0 +1,74 @@
+// The host half of the C API (jitwarm.h), exercised from C: each scenario in
+// c_api_scenarios.c returns NULL when it passes or what failed.
+#include <doctest/doctest.h>
+
+#include <string>
+
+extern "C" {
+const char* scenario_options_and_monitor(void);
+const char* scenario_reports_and_platforms(void);
+const char* scenario_keys(void);
+const char* scenario_specialization(void);
+const char* scenario_warmup(void);
+const char* scenario_warmup_failures(void);
+const char* scenario_cuda_compile_only_warmup(void);
+const char* scenario_counters(void);
+}
+
+namespace {
+
+void check_scenario(const char* failure) {
+  CHECK_MESSAGE(failure == nullptr,
+                std::string(failure != nullptr ? failure : ""));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given runtime options from C, when launches compile after seal, then "
+    "the monitor warns once, refuses, records, and bad options are refused") {
+  check_scenario(scenario_options_and_monitor());
+}
+
+TEST_CASE(
+    "given loaded plugins, when C asks for the load report, kernel names, "
+    "explain, platforms and targets, then it gets them as text and JSON") {
+  check_scenario(scenario_reports_and_platforms());
+}
+
+TEST_CASE(
+    "given warmup tensors or real tensors, when C asks for the key a launch "
+    "would use, then it gets its text, hash and encoding, which decodes back") {
+  check_scenario(scenario_keys());
+}
+
+TEST_CASE(
+    "given integers from C, then specialize_integer and its representative "
+    "follow the rules and bad enums are refused") {
+  check_scenario(scenario_specialization());
+}
+
+TEST_CASE(
+    "given a manifest as text or a file, when C warms it, then the plan, the "
+    "result, progress and the cache agree and the first launch compiles "
+    "nothing") {
+  check_scenario(scenario_warmup());
+}
+
+TEST_CASE(
+    "given a key that fails to compile, when C warms, then the status is "
+    "compile-failed and the result still lists every key") {
+  check_scenario(scenario_warmup_failures());
+}
+
+TEST_CASE(
+    "given no GPU, when C warms for cuda:sm_90, then NVRTC compiles the key" *
+    doctest::skip(!JITWARM_TEST_HAS_CUDA_PLUGIN)) {
+  check_scenario(scenario_cuda_compile_only_warmup());
+}
+
+TEST_CASE(
+    "given an older caller's shorter counters struct, then the core fills "
+    "only what it knows and says how much") {
+  check_scenario(scenario_counters());
+}
