@@ -1,7 +1,7 @@
 #include "warmup_workers.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>

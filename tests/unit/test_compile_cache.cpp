@@ -3,6 +3,7 @@
 // cached, and the persistent layer under it.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
@@ -372,4 +373,33 @@ TEST_CASE(
   }
   CHECK(compiled == static_cast<int>(planned));
   CHECK(lines_of(log).size() == planned);
+}
+
+TEST_CASE(
+    "given a FIFO where a key's disk entry belongs, then the miss is counted "
+    "as a reject, compiled once, and the entry stored in its place") {
+  TempDir dir;
+  auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
+  const CompileKey key = key_named("t:fifo");
+  const fs::path entry = disk->entry_path(key, "fp");
+  fs::create_directories(entry.parent_path());
+  REQUIRE(::mkfifo(entry.c_str(), 0600) == 0);  // reading it would block
+  std::atomic<int> calls{0};
+  auto c = counting(calls, "compiled");
+  c.fingerprint = [] { return std::optional<std::string>("fp"); };
+  {
+    CompileCache cache;
+    cache.set_store(disk);
+    CHECK(cache.get_or_compile(key, c).compiled);
+    const CacheStats s = cache.stats();
+    CHECK(s.disk_rejects == 1);
+    CHECK(s.compiles == 1);
+    CHECK(s.disk_writes == 1);
+  }
+  CompileCache next_run;
+  next_run.set_store(disk);
+  CHECK_FALSE(next_run.get_or_compile(key, c).compiled);
+  CHECK(next_run.stats().disk_hits == 1);
+  CHECK(next_run.stats().disk_rejects == 0);
+  CHECK(calls.load() == 1);
 }

@@ -141,6 +141,27 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given non-ASCII characters toml++ 3.3 mistakes for unreachable (its "
+    "whitespace table), then each is an ordinary error or ordinary text") {
+  // Under UBSan each of these reached __builtin_unreachable() in toml++.
+  CHECK(error_of("n\xc3\xa9 = 1\n") ==
+        "bad.toml:1:2: Error while parsing key-value pair: expected '=', saw "
+        "'\xc3\xa9'");
+  CHECK(error_of("version = 1\na = 1\xef\xb1\xbf\n").find("bad.toml:2:6:") !=
+        std::string::npos);
+  CHECK(error_of("versyi = 1wat\"vvlm\xd2\x88"
+                 "at\"\n")
+            .find("bad.toml:1:10:") != std::string::npos);
+  CHECK(error_of("a = \"\"\"\\\xc3\xa9\"\"\"\n").find("bad.toml:1:9:") !=
+        std::string::npos);
+  // Valid TOML: after a line-ending backslash, in comments, strings, keys.
+  CHECK(error_of("version = 1 # caf\xc3\xa9 \xe3\x80\x81\n"
+                 "[[kernel]]\nname = \"\"\"\\\n   \xe3\x80\x81\xc3\xa9\"\"\"\n"
+                 "[kernel.params]\n\"\xc3\xa9\" = 1\n"
+                 "[[kernel]]\nname = 'caf\xc3\xa9'\n") == "no error");
+}
+
+TEST_CASE(
     "given strides that mix a list and an integer, then it is an error naming "
     "the line") {
   const std::string e = error_of(
