@@ -211,6 +211,12 @@ std::vector<WarmupValue> default_axis(const KernelSchema& schema,
           out.push_back(TensorChoice{static_cast<jw_dtype>(d), true, {}});
         }
       }
+      if (out.empty()) {
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "warmup of {}: tensor '{}' allows no dtype this build knows "
+             "(allowed_dtypes {:#x})",
+             schema.name(), p.name, p.allowed_dtypes);
+      }
       return out;
     }
     case JW_PARAM_INT:
@@ -225,13 +231,18 @@ std::vector<WarmupValue> default_axis(const KernelSchema& schema,
              "warmup of {}: constexpr '{}' has no default; give it a value",
              schema.name(), p.name);
       }
-      switch (p.default_value.kind) {
+      // Read raw: the default came through the C ABI (errors.hpp raw_enum);
+      // an unknown kind gives no default, which the caller reports.
+      switch (detail::raw_enum(p.default_value.kind)) {
         case JW_SCALAR_INT: return {__int128{p.default_value.value.i}};
         case JW_SCALAR_UINT:
           return {static_cast<__int128>(p.default_value.value.u)};
         case JW_SCALAR_FLOAT: return {p.default_value.value.f};
         case JW_SCALAR_BOOL: return {p.default_value.value.i != 0};
-        default: break;
+        default:
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "warmup of {}: constexpr '{}' has a default of unknown kind {}",
+               schema.name(), p.name, detail::raw_enum(p.default_value.kind));
       }
   }
   return {};

@@ -6,6 +6,8 @@
 
 #include "schema_builders.hpp"
 
+#include <cstring>
+#include <optional>
 #include <set>
 
 using namespace jitwarm;
@@ -277,6 +279,38 @@ TEST_CASE(
       doctest::Contains("combines 200 x 200 x 200 values, more than the "
                         "1048576"),
       Error);
+}
+
+TEST_CASE(
+    "given a schema with no known dtype for a tensor or a default of unknown "
+    "kind, then warming it with defaults is an error, never a crash") {
+  // Issue 11: these were accepted at load, then warmup indexed an empty axis.
+  // Schema validation may refuse them at definition instead; either way is
+  // an Error.
+  jw_param_desc tensor_param =
+      schema_builders::tensor("x", 0xFFFF0000u, 1);  // no dtype below COUNT
+  jw_param_desc only_invalid =
+      schema_builders::tensor("x", bit(JW_DTYPE_INVALID), 1);
+  jw_param_desc odd_default = schema_builders::constexpr_param("BLOCK", 4);
+  // 7, not the issue's 77: a value outside the enum's range is itself
+  // undefined where schema.cpp reads it (reported to its owner).
+  const uint32_t unknown_kind = 7;
+  std::memcpy(&odd_default.default_value.kind, &unknown_kind,
+              sizeof unknown_kind);
+  for (const jw_param_desc& p : {tensor_param, only_invalid, odd_default}) {
+    CAPTURE(p.name);
+    const jw_kernel_schema c = {
+        sizeof(jw_kernel_schema), nullptr, "ns.odd", "", &p, 1, ""};
+    std::optional<KernelSchema> s;
+    try {
+      s = KernelSchema::from_c(c, "test");
+    } catch (const Error&) {
+      continue;  // refused at definition
+    }
+    WarmupRequest r;
+    r.kernel_name = "ns.odd";
+    CHECK_THROWS_AS(enumerate_warmup_keys(*s, r, "cuda:sm_90", "impl"), Error);
+  }
 }
 
 TEST_CASE(
