@@ -1,11 +1,8 @@
 // jitwarm warmup: compile every key of a manifest, compile-only, into the
 // persistent cache (ahead of time, on a machine with or without the GPU).
 //
-// --jobs N splits the keys over N worker processes by default: in-process
-// NVRTC compiles serialize on a lock (DESIGN.md measured 0.8x on 16 cores;
-// hiprtc is documented to serialize too), separate processes do not. Each
-// worker writes the same persistent cache, whose entries are written
-// atomically, so the parent and later runs read every result.
+// --jobs N splits the keys over N worker processes by default
+// (warmup_workers.hpp says why and how).
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +16,7 @@
 
 #include "cli.hpp"
 #include "names.hpp"
+#include "warmup_workers.hpp"
 
 namespace jitwarm::cli {
 namespace {
@@ -47,95 +45,6 @@ class ProgressBar {
   bool enabled_;
   std::chrono::steady_clock::time_point start_;
 };
-
-// One line per key from a worker: "<index> <0|1 compiled> <0|1 failed>
-// <error>".
-void write_line(int fd, std::size_t index, const WarmupKeyResult& r) {
-  std::string error = r.error;
-  for (char& c : error) {
-    if (c == '\n') c = ' ';
-  }
-  const std::string line = fmt::format(
-      "{} {} {} {}\n", index, r.compiled ? 1 : 0, r.failed ? 1 : 0, error);
-  std::size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = write(fd, line.data() + written, line.size() - written);
-    if (n <= 0) return;
-    written += static_cast<std::size_t>(n);
-  }
-}
-
-WarmupResult warm_in_processes(Runtime& runtime,
-                               const std::vector<CompileKey>& keys,
-                               unsigned jobs, ProgressBar& progress) {
-  WarmupResult result;
-  result.keys.resize(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    result.keys[i].key_text = keys[i].text();
-    result.keys[i].key_hash = keys[i].hash();
-    result.keys[i].failed = true;
-    result.keys[i].error = "worker process died before reporting this key";
-  }
-  const auto start = std::chrono::steady_clock::now();
-  int fds[2];
-  if (pipe(fds) != 0) throw Error(JW_ERROR_IO, "pipe failed");
-  std::vector<pid_t> workers;
-  std::fflush(nullptr);
-  for (unsigned w = 0; w < jobs; ++w) {
-    const pid_t pid = fork();
-    if (pid < 0) throw Error(JW_ERROR_IO, "fork failed");
-    if (pid == 0) {
-      close(fds[0]);
-      // Interleaved slices: neighbouring keys (often the same kernel) spread
-      // over workers, which balances slow and fast kernels.
-      std::vector<CompileKey> mine;
-      std::vector<std::size_t> index;
-      for (std::size_t i = w; i < keys.size(); i += jobs) {
-        mine.push_back(keys[i]);
-        index.push_back(i);
-      }
-      WarmupOptions options;
-      options.progress = [&](std::size_t done, std::size_t, const CompileKey&) {
-        (void)done;
-      };
-      const WarmupResult r = runtime.warmup_keys(mine, options);
-      for (std::size_t k = 0; k < r.keys.size(); ++k)
-        write_line(fds[1], index[k], r.keys[k]);
-      close(fds[1]);
-      _exit(0);
-    }
-    workers.push_back(pid);
-  }
-  close(fds[1]);
-  FILE* in = fdopen(fds[0], "r");
-  char* line = nullptr;
-  size_t capacity = 0;
-  std::size_t done = 0;
-  while (getline(&line, &capacity, in) > 0) {
-    std::size_t index = 0;
-    int compiled = 0, failed = 0, consumed = 0;
-    if (std::sscanf(line, "%zu %d %d %n", &index, &compiled, &failed,
-                    &consumed) < 3 ||
-        index >= keys.size()) {
-      continue;
-    }
-    std::string error(line + consumed);
-    while (!error.empty() && (error.back() == '\n' || error.back() == ' '))
-      error.pop_back();
-    result.keys[index].compiled = compiled != 0;
-    result.keys[index].failed = failed != 0;
-    result.keys[index].error = error;
-    progress.update(++done, keys.size(), result.keys[index].key_text);
-  }
-  std::free(line);
-  std::fclose(in);
-  for (pid_t pid : workers) waitpid(pid, nullptr, 0);
-  result.count_outcomes();
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  return result;
-}
 
 // Every request of every manifest, in order. A manifest that cannot be read
 // is bad input (exit 3), like a malformed one: the user named it.
@@ -337,7 +246,11 @@ int cmd_warmup(const std::vector<std::string>& args) {
   WarmupResult warmed;
   if (jobs.value > 1 && parallel == "processes" && rest.size() > 1) {
     warmed = warm_in_processes(
-        *runtime, rest, std::min<unsigned>(jobs.value, rest.size()), progress);
+        *runtime, rest, std::min<unsigned>(jobs.value, rest.size()),
+        [&](std::size_t done, std::size_t, const CompileKey& key) {
+          progress.update(probes.index.size() + done, keys.size(),
+                          key.text());
+        });
   } else {
     warmup_options.jobs = jobs.value;
     warmup_options.progress = [&](std::size_t done, std::size_t,

@@ -111,10 +111,20 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
   try {
     std::optional<Artifact> artifact;
     std::optional<std::string> fingerprint;
+    // Held from before the second look in the store until the compiled
+    // artifact is stored: other processes wait for it (ArtifactStore::claim).
+    std::unique_ptr<ArtifactStore::Claim> claim;
     if (store_ && compiler.fingerprint) fingerprint = compiler.fingerprint();
     if (fingerprint) {
       bool rejected = false;
       artifact = store_->load(key, *fingerprint, &rejected);
+      if (!artifact) {
+        // Another process may be compiling this key right now: wait for
+        // its claim, then look again.
+        claim = store_->claim(key, *fingerprint);
+        artifact = store_->load(key, *fingerprint, &rejected);
+      }
+      // One corrupt entry seen twice is one reject.
       if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
       if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -139,6 +149,7 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
         }
       }
     }
+    claim.reset();  // the entry is there (or cannot be): let waiters look
     artifact->id = next_artifact_id();
     if (compiler.finalize) compiler.finalize(*artifact);
     {

@@ -6,6 +6,9 @@
 // * Hits take only a shared lock on one of several shards.
 // * An ArtifactStore (the persistent cache) slots in under it: a memory miss
 //   asks the store before compiling, and a compile is written to the store.
+// * Across processes sharing a store, one compile per key too: before
+//   compiling, a miss claims the key in the store (waiting, boundedly, for
+//   another process's claim) and asks the store again.
 // * Entries are never removed while the cache lives, so the addresses handed
 //   out stay valid (implementations may key their module caches on them).
 #pragma once
@@ -48,6 +51,21 @@ class ArtifactStore {
   // Best effort: a failed write is logged and returns false, never throws.
   virtual bool store(const CompileKey& key, std::string_view fingerprint,
                      const Artifact& artifact) = 0;
+
+  // Held while this process compiles `key` and stores it, so that other
+  // processes sharing the store wait for that entry instead of compiling
+  // the key too. May wait (boundedly) for another process's claim; nullptr
+  // when there is nothing to hold (the store cannot lock, or the wait ran
+  // out). Either way the caller looks in the store again before compiling.
+  // Never throws.
+  class Claim {
+   public:
+    virtual ~Claim() = default;
+  };
+  virtual std::unique_ptr<Claim> claim(const CompileKey& /*key*/,
+                                       std::string_view /*fingerprint*/) {
+    return nullptr;
+  }
 };
 
 class CompileCache {

@@ -327,7 +327,9 @@ CompileKey CompileKey::decode(std::string_view encoding) {
     switch (p.kind) {
       case JW_PARAM_TENSOR: {
         const uint8_t dtype = r.u8();
-        if (dtype_size(static_cast<jw_dtype>(dtype)) == 0) {
+        // Range first: an integer outside the enum's values is no jw_dtype.
+        if (dtype >= JW_DTYPE_COUNT ||
+            dtype_size(static_cast<jw_dtype>(dtype)) == 0) {
           detail::fail(JW_ERROR_INVALID_ARGUMENT,
                        "compile key: parameter '{}' has bad dtype {}", p.name,
                        dtype);

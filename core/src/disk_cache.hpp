@@ -10,11 +10,35 @@
 // Writers write a temporary file in the same directory and rename it, so
 // readers never see half an entry and need no lock. Reads refresh the
 // entry's modification time, which is what LRU eviction orders by.
+//
+// Whatever is found at an entry's path is untrusted:
+// * Only a regular file of at most kMaxEntryBytes is read, opened with
+//   O_NOFOLLOW | O_NONBLOCK (bounded_file.hpp). A FIFO, a device, a
+//   directory, a symbolic link (dangling or not) or an oversized file is a
+//   corrupt entry: a miss that is counted (rejected), reported by verify(),
+//   and replaced by the next store (which removes a directory in the way).
+// * An entry that vanishes between listing and reading (a concurrent prune)
+//   is not corrupt; it is simply gone.
+// * Temporary files (".<entry>.tmp.<pid>.<random>") and lock files
+//   (".<entry>.lock") older than kStaleFileAge are leftovers of a process
+//   that died mid-write or mid-compile: prune() and verify() remove them,
+//   and store() sweeps each directory it writes to once per process.
+//
+// Cross-process de-duplication (claim()): a process about to compile a key
+// takes an flock on the key's lock file next to the entry; another process
+// wanting the same key waits for it, then finds the entry and compiles
+// nothing. flock is released by the kernel when its holder dies, so a
+// crashed compiler never blocks anyone, and a waiter gives up after
+// lock_wait() and compiles anyway, so a stuck one cannot either.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compile_cache.hpp"
@@ -27,11 +51,28 @@ struct DiskCacheStats {
   uint64_t bytes = 0;
   std::size_t corrupt = 0;  // filled by verify()
   std::vector<std::string> corrupt_files;
+  // Filled by verify() and prune(): leftovers of dead writers removed.
+  std::size_t stale_files_removed = 0;
 };
+
+// The fields of an entry, pointing into the bytes they were parsed from.
+struct ParsedEntry {
+  std::string_view key_encoding, fingerprint, format, entry_point, binary;
+};
+// Checks an entry's structure and checksum; nullopt (with the reason in
+// `why`) when anything is off. Pure: the fuzz target calls it directly.
+std::optional<ParsedEntry> parse_entry(std::string_view bytes,
+                                       std::string* why);
 
 class DiskCache : public ArtifactStore {
  public:
   static constexpr uint32_t kFormatVersion = 1;
+  // No artifact comes near this (a cubin of every kernel of a large model
+  // is a few MiB); a larger file at an entry's path is not read.
+  static constexpr uint64_t kMaxEntryBytes = 256ull << 20;
+  // A writer renames its temporary file within moments, and a lock is held
+  // for one compile; files older than this belong to dead processes.
+  static constexpr std::chrono::minutes kStaleFileAge{10};
 
   // `directory` is created when missing. `system_directory` (may be empty) is
   // only ever read. `max_bytes` 0 = no budget.
@@ -44,16 +85,24 @@ class DiskCache : public ArtifactStore {
                                bool* rejected) override;
   bool store(const CompileKey& key, std::string_view fingerprint,
              const Artifact& artifact) override;
+  std::unique_ptr<Claim> claim(const CompileKey& key,
+                               std::string_view fingerprint) override;
+  // How long claim() waits for another process's compile (default 2
+  // minutes) before it gives up and lets this one compile too.
+  void set_lock_wait(std::chrono::milliseconds wait) { lock_wait_ = wait; }
 
   // Plugin byte cache (jw_host_api cache_get/cache_put), in its own folder.
   std::optional<std::string> get_blob(std::string_view key);
   bool put_blob(std::string_view key, std::string_view value);
 
   DiskCacheStats stats() const;
-  // Reads every entry and checks its checksum and structure.
+  // Reads every entry and checks its checksum and structure; removes stale
+  // temporary and lock files.
   DiskCacheStats verify() const;
-  // Removes least recently used entries until the total is within `budget`
-  // bytes (the configured budget when 0). Returns the number removed.
+  // Removes stale temporary and lock files, then least recently used
+  // entries until the total is within `budget` bytes (the configured budget
+  // when 0; with neither, only the leftovers go). Returns the number of
+  // entries removed.
   std::size_t prune(uint64_t budget = 0);
 
   const std::filesystem::path& directory() const { return directory_; }
@@ -67,15 +116,21 @@ class DiskCache : public ArtifactStore {
                                      bool* rejected) const;
   bool write_atomically(const std::filesystem::path& path,
                         const std::string& bytes);
+  // Once per directory per process: removes its stale leftovers.
+  void sweep_once(const std::filesystem::path& directory);
 
   std::filesystem::path directory_;
   std::filesystem::path system_directory_;
   uint64_t max_bytes_;
   const Logger* logger_;
   std::atomic<uint64_t> written_since_prune_{0};
+  std::chrono::milliseconds lock_wait_{std::chrono::minutes(2)};
+  std::mutex swept_mutex_;
+  std::set<std::filesystem::path> swept_;
 };
 
-// Parses "512M", "2G", "1000000" (bytes); throws Error on bad text.
+// Parses "512M", "2G", "1000000" (bytes); throws Error on bad text and on
+// sizes of 2^64 bytes or more.
 uint64_t parse_byte_size(std::string_view text);
 
 }  // namespace jitwarm::detail

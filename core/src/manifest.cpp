@@ -16,15 +16,11 @@
 //   [[kernel.exclude]]                    # combinations to skip
 //   H = 1
 //   x = "float16"
-#define TOML_HEADER_ONLY 1
-#define TOML_EXCEPTIONS 1
-#include <toml++/toml.h>
-
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "bounded_file.hpp"
 #include "errors.hpp"
+#include "toml_parser.hpp"
 
 namespace jitwarm {
 namespace {
@@ -37,20 +33,39 @@ using detail::fail;
        node.source().begin.line, node.source().begin.column, what);
 }
 
-// "123", "-5", "18446744073709551615": integers too large for TOML's int64.
-std::optional<__int128> parse_integer_text(std::string_view text) {
+std::string where(const std::string& source, const toml::node& node) {
+  return fmt::format("{}:{}", source, node.source().begin.line);
+}
+
+// "123", "-5", "18446744073709551615": integers too large for TOML's int64
+// travel as strings. nullopt when the text is not an integer at all; an
+// integer outside [-2^63, 2^64), which no argument can hold, is an error
+// here, where the file and line are known.
+std::optional<__int128> parse_integer_text(const std::string& source,
+                                           const toml::node& node,
+                                           std::string_view text) {
+  const std::string_view whole = text;
   bool negative = false;
   if (!text.empty() && (text[0] == '-' || text[0] == '+')) {
     negative = text[0] == '-';
     text.remove_prefix(1);
   }
-  if (text.empty() || text.size() > 38) return std::nullopt;
+  if (text.empty()) return std::nullopt;
+  constexpr __int128 kLimit = static_cast<__int128>(1) << 64;
   __int128 value = 0;
+  bool overflow = false;
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
+    if (!overflow) value = value * 10 + (c - '0');
+    overflow = overflow || value >= kLimit;
   }
-  return negative ? -value : value;
+  if (negative) value = -value;
+  if (overflow || value < -(kLimit >> 1)) {
+    bad(source, node,
+        fmt::format("integer {} overflows: it is outside [-2^63, 2^64)",
+                    whole));
+  }
+  return value;
 }
 
 void parse_value(const std::string& source, const toml::node& node,
@@ -122,8 +137,16 @@ std::vector<TensorChoice> tensor_choices(const std::string& source,
         }
         strides.push_back(std::move(s));
       };
+      // One stride list ([1, 16]) or a list of them ([[1, 16], [16, 1]]),
+      // never a mix.
       if (!a->empty() && a->front().is_array()) {
-        for (const auto& n : *a) add(*n.as_array());
+        for (const auto& n : *a) {
+          const auto* list = n.as_array();
+          if (list == nullptr)
+            bad(source, n,
+                "strides must be one list of integers or a list of lists");
+          add(*list);
+        }
       } else {
         add(*a);
       }
@@ -156,7 +179,7 @@ void parse_value(const std::string& source, const toml::node& node,
   } else if (const auto* s = node.as_string()) {
     if (auto d = parse_dtype(s->get())) {
       out.emplace_back(TensorChoice{*d, true, {}});
-    } else if (auto big = parse_integer_text(s->get())) {
+    } else if (auto big = parse_integer_text(source, node, s->get())) {
       out.emplace_back(*big);
     } else {
       bad(source, node,
@@ -204,6 +227,7 @@ void parse_value(const std::string& source, const toml::node& node,
 
 WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
   WarmupRequest r;
+  r.origin = where(source, k);
   for (const auto& [key_name, v] : k) {
     const std::string key(key_name.str());
     if (key == "name") {
@@ -220,6 +244,7 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
       if (t == nullptr) bad(source, v, "params must be a table");
       for (const auto& [pname, pv] : in_file_order(*t)) {
         WarmupAxis axis;
+        axis.origin = where(source, *pv);
         parse_value(source, *pv, axis.values, &axis.ranges);
         r.axes.emplace_back(pname, std::move(axis));
       }
@@ -234,6 +259,7 @@ WarmupRequest parse_kernel(const std::string& source, const toml::table& k) {
         std::vector<std::pair<std::string, WarmupAxis>> zipped;
         for (const auto& [pname, pv] : in_file_order(*group)) {
           WarmupAxis axis;
+          axis.origin = where(source, *pv);
           axis.values = list_of(source, *pv);
           zipped.emplace_back(pname, std::move(axis));
         }
@@ -280,10 +306,10 @@ WarmupManifest parse_warmup_manifest(std::string_view toml_text,
                                      const std::string& source_name) {
   toml::table root;
   try {
-    root = toml::parse(toml_text, source_name);
+    root = detail::parse_untrusted_toml(toml_text, source_name);
   } catch (const toml::parse_error& e) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "{}:{}:{}: {}", source_name,
-         e.source().begin.line, e.source().begin.column, e.description());
+    fail(JW_ERROR_INVALID_ARGUMENT, "{}",
+         detail::toml_error_text(source_name, e));
   }
   WarmupManifest manifest;
   manifest.source = source_name;
@@ -314,11 +340,11 @@ WarmupManifest parse_warmup_manifest(std::string_view toml_text,
 }
 
 WarmupManifest load_warmup_manifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(JW_ERROR_IO, "cannot read manifest {}", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_warmup_manifest(ss.str(), path);
+  const detail::FileContents file = detail::read_bounded_file(
+      path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
+  if (!file.ok())
+    fail(JW_ERROR_IO, "cannot read manifest {}: it {}", path, file.why);
+  return parse_warmup_manifest(file.bytes, path);
 }
 
 std::string manifest_entry_for_key(const KernelSchema& schema,

@@ -14,6 +14,15 @@ namespace {
 using detail::fail;
 constexpr __int128 kOne = 1;
 
+// Bounds on what one request may expand to, so a typo in a manifest is an
+// error instead of a hang. Every value of a constexpr range is its own
+// compile key, so its range is walked value by value: 4096 compiles is far
+// beyond any real sweep. Integer ranges are not bounded: they collapse to
+// the few classes they produce without being walked. The product of the
+// axes is walked combination by combination (each one derives a key).
+constexpr __int128 kMaxConstexprRangeValues = 4096;
+constexpr __int128 kMaxCombinations = 1 << 20;
+
 std::string value_text(const WarmupValue& v) {
   if (const auto* i = std::get_if<__int128>(&v)) return int128_to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
@@ -159,7 +168,19 @@ std::vector<WarmupValue> collapsed_axis(const KernelSchema& schema,
              "warmup of {}: range of '{}' needs a positive step", schema.name(),
              p.name);
       }
-      for (int64_t x = r.start; x < r.stop; x += r.step) consider(__int128{x});
+      const __int128 start = r.start, stop = r.stop, step = r.step;
+      const __int128 count =
+          stop > start ? (stop - start + step - 1) / step : 0;
+      if (count > kMaxConstexprRangeValues) {
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "warmup of {}: constexpr range of '{}' [{}, {}) step {} gives {} "
+             "values, each its own compile; a range may give at most {} "
+             "(list the values you need)",
+             schema.name(), p.name, r.start, r.stop, r.step,
+             int128_to_string(count),
+             int128_to_string(kMaxConstexprRangeValues));
+      }
+      for (__int128 x = start; x < stop; x += step) consider(x);
       continue;
     }
     for (__int128 x : range_candidates(schema, p, r)) consider(x);
@@ -190,6 +211,12 @@ std::vector<WarmupValue> default_axis(const KernelSchema& schema,
           out.push_back(TensorChoice{static_cast<jw_dtype>(d), true, {}});
         }
       }
+      if (out.empty()) {
+        fail(JW_ERROR_INVALID_ARGUMENT,
+             "warmup of {}: tensor '{}' allows no dtype this build knows "
+             "(allowed_dtypes {:#x})",
+             schema.name(), p.name, p.allowed_dtypes);
+      }
       return out;
     }
     case JW_PARAM_INT:
@@ -204,13 +231,18 @@ std::vector<WarmupValue> default_axis(const KernelSchema& schema,
              "warmup of {}: constexpr '{}' has no default; give it a value",
              schema.name(), p.name);
       }
-      switch (p.default_value.kind) {
+      // Read raw: the default came through the C ABI (errors.hpp raw_enum);
+      // an unknown kind gives no default, which the caller reports.
+      switch (detail::raw_enum(p.default_value.kind)) {
         case JW_SCALAR_INT: return {__int128{p.default_value.value.i}};
         case JW_SCALAR_UINT:
           return {static_cast<__int128>(p.default_value.value.u)};
         case JW_SCALAR_FLOAT: return {p.default_value.value.f};
         case JW_SCALAR_BOOL: return {p.default_value.value.i != 0};
-        default: break;
+        default:
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "warmup of {}: constexpr '{}' has a default of unknown kind {}",
+               schema.name(), p.name, detail::raw_enum(p.default_value.kind));
       }
   }
   return {};
@@ -292,10 +324,15 @@ const WarmupValue* WarmupAssignment::find(std::string_view name) const {
   return nullptr;
 }
 
-std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
-                                              const WarmupRequest& request,
-                                              std::string_view target,
-                                              std::string_view impl_name) {
+namespace {
+
+// enumerate_warmup_keys without the origin in its messages; `where` follows
+// the part of the request being expanded.
+std::vector<CompileKey> enumerate_keys(const KernelSchema& schema,
+                                       const WarmupRequest& request,
+                                       std::string_view target,
+                                       std::string_view impl_name,
+                                       const std::string*& where) {
   const auto& params = schema.params();
   std::vector<bool> covered(params.size(), false);
   const auto index_of = [&](const std::string& name) {
@@ -321,6 +358,7 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     std::vector<std::size_t> indices;
     std::size_t length = 0;
     for (const auto& [name, axis] : group) {
+      where = &axis.origin;
       indices.push_back(index_of(name));
       if (!axis.ranges.empty()) {
         fail(JW_ERROR_INVALID_ARGUMENT,
@@ -343,7 +381,18 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
       std::string sig;
       for (std::size_t g = 0; g < group.size(); ++g) {
         const WarmupValue& v = group[g].second.values[k];
-        sig += signature(schema, params[indices[g]], v) + "|";
+        const ParamDesc& p = params[indices[g]];
+        const auto* t = std::get_if<TensorChoice>(&v);
+        if (t != nullptr && t->dtype == JW_DTYPE_INVALID &&
+            p.same_dtype_as.empty()) {
+          // Outside a zip such a tensor takes every dtype the schema
+          // allows; in lockstep that would change the group's length.
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "warmup of {}: zipped tensor '{}' needs a dtype in each entry "
+               "(e.g. {{ dtype = \"float16\", aligned = true }})",
+               schema.name(), p.name);
+        }
+        sig += signature(schema, p, v) + "|";
         c.values.emplace_back(indices[g], v);
       }
       if (seen.insert(sig).second) choices.push_back(std::move(c));
@@ -351,12 +400,14 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     if (!choices.empty()) dimensions.push_back(std::move(choices));
   }
   for (const auto& [name, axis] : request.axes) {
+    where = &axis.origin;
     const std::size_t i = index_of(name);
     std::vector<Choice> choices;
     for (auto& v : collapsed_axis(schema, params[i], axis))
       choices.push_back(Choice{{{i, v}}});
     dimensions.push_back(std::move(choices));
   }
+  where = &request.origin;
   std::vector<std::size_t> deferred_scalars;  // follow their tensor's dtype
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (covered[i]) continue;
@@ -367,7 +418,26 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     std::vector<Choice> choices;
     for (auto& v : default_axis(schema, params[i]))
       choices.push_back(Choice{{{i, v}}});
+    if (choices.empty()) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup of {}: parameter '{}' has no default to warm; give it a "
+           "value",
+           schema.name(), params[i].name);
+    }
     dimensions.push_back(std::move(choices));
+  }
+  __int128 combinations = 1;
+  for (const auto& d : dimensions) {
+    combinations *= static_cast<__int128>(d.size());
+    if (combinations > kMaxCombinations) {
+      std::string sizes;
+      for (const auto& e : dimensions)
+        sizes += fmt::format("{}{}", sizes.empty() ? "" : " x ", e.size());
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup of {}: the request combines {} values, more than the {} "
+           "one request may combine; split it or list fewer values",
+           schema.name(), sizes, int128_to_string(kMaxCombinations));
+    }
   }
 
   std::vector<CompileKey> keys;
@@ -385,18 +455,26 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     for (std::size_t i = 0; i < params.size(); ++i) {
       auto* t = std::get_if<TensorChoice>(&values[i]);
       if (t != nullptr && t->dtype == JW_DTYPE_INVALID) {
-        const auto& other = std::get<TensorChoice>(
-            values[schema.index_of(params[i].same_dtype_as)]);
-        t->dtype = other.dtype;
-        if (!covered[i]) t->aligned_16 = other.aligned_16;
+        const int followed = schema.index_of(params[i].same_dtype_as);
+        const auto* other = followed < 0
+                                ? nullptr
+                                : std::get_if<TensorChoice>(&values[followed]);
+        if (other == nullptr) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "warmup of {}: tensor '{}' needs a dtype (it follows no other "
+               "tensor's)",
+               schema.name(), params[i].name);
+        }
+        t->dtype = other->dtype;
+        if (!covered[i]) t->aligned_16 = other->aligned_16;
       }
     }
     for (std::size_t i : deferred_scalars) {
       const ParamDesc& p = params[i];
       bool is_float = false;
-      if (!p.same_dtype_as.empty()) {
-        const auto* t = std::get_if<TensorChoice>(
-            &values[schema.index_of(p.same_dtype_as)]);
+      if (const int followed = schema.index_of(p.same_dtype_as);
+          followed >= 0) {
+        const auto* t = std::get_if<TensorChoice>(&values[followed]);
         is_float = t != nullptr && is_floating_dtype(t->dtype);
       }
       values[i] = is_float ? WarmupValue{0.0} : WarmupValue{__int128{0}};
@@ -418,6 +496,23 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
     if (d == dimensions.size()) break;
   }
   return keys;
+}
+
+}  // namespace
+
+std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
+                                              const WarmupRequest& request,
+                                              std::string_view target,
+                                              std::string_view impl_name) {
+  const std::string* where = &request.origin;
+  try {
+    return enumerate_keys(schema, request, target, impl_name, where);
+  } catch (const Error& e) {
+    // A manifest's error names its file and line, like a parse error.
+    const std::string& origin = where->empty() ? request.origin : *where;
+    if (origin.empty()) throw;
+    throw Error(e.status(), fmt::format("{}: {}", origin, e.what()));
+  }
 }
 
 WarmupInputs warmup_inputs_for(const KernelSchema& schema,

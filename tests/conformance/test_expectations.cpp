@@ -165,3 +165,24 @@ TEST_CASE("given an empty file, then nothing is expected") {
   set.apply(r);
   CHECK(r.status == jc::Status::fail);
 }
+
+TEST_CASE(
+    "given an expectation file that is not a regular file, or breaks toml++'s "
+    "own checks, then loading it is an error, never a hang or an abort") {
+  const auto load_error = [](const char* path) -> std::string {
+    jc::ExpectationSet set;
+    try {
+      set.load_file(path, "cpu");
+    } catch (const jc::ExpectationError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK(load_error("/dev/zero") ==
+        "cannot read expectation file /dev/zero: it is a character device");
+  CHECK(load_error("/").find("it is a directory") != std::string::npos);
+  jc::ExpectationSet set;
+  CHECK_THROWS_WITH_AS(set.parse("a = [}", "bad.toml", ""),
+                       doctest::Contains("bad.toml:1:6:"),
+                       jc::ExpectationError);
+}

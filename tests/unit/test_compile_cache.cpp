@@ -1,13 +1,22 @@
 // CompileCache: counters after each step, one compile per key under
-// contention, failures not cached, and the persistent layer under it.
+// contention (threads, and processes sharing a disk cache), failures not
+// cached, and the persistent layer under it.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "compile_cache.hpp"
+#include "disk_cache.hpp"
 
 using namespace jitwarm;
 using namespace jitwarm::detail;
@@ -185,4 +194,212 @@ TEST_CASE(
   CHECK(finalized == 1);
   CHECK(*static_cast<const int*>(second.artifact->attachment.get()) == 7);
   CHECK(first.artifact->id != 0);
+}
+
+// ---------------------------------------------------------------------------
+// Several processes on one disk cache
+// ---------------------------------------------------------------------------
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir()
+      : path(fs::temp_directory_path() /
+             ("jitwarm-compile-cache-test-" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// Appends one line per compile, from any process (O_APPEND writes of a
+// short line do not interleave).
+void log_compile(const fs::path& log, const std::string& what) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  const std::string line = what + "\n";
+  if (fd >= 0) {
+    (void)::write(fd, line.data(), line.size());
+    ::close(fd);
+  }
+}
+
+std::vector<std::string> lines_of(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Forks `n` children that each run `body` once all are forked (so they
+// really ask at the same time); returns their exit codes.
+template <typename Body>
+std::vector<int> run_together(int n, Body body) {
+  int gate[2];
+  REQUIRE(::pipe(gate) == 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < n; ++i) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(gate[1]);
+      char c;
+      (void)::read(gate[0], &c, 1);  // EOF once the parent lets go
+      int code = 99;
+      try {
+        code = body();
+      } catch (...) {
+      }
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  ::close(gate[0]);
+  ::close(gate[1]);
+  std::vector<int> codes;
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  return codes;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given several processes on one cold disk cache, when they all ask for "
+    "the same keys at once, then each key is compiled by one of them") {
+  TempDir dir;
+  const fs::path log = dir.path / "compiles.log";
+  constexpr int kKeys = 12;
+  const auto codes = run_together(4, [&] {
+    CompileCache cache;
+    cache.set_store(
+        std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr));
+    for (int k = 0; k < kKeys; ++k) {
+      const CompileKey key = key_named("t:" + std::to_string(k));
+      CompileCache::Compiler c;
+      c.fingerprint = [] { return std::optional<std::string>("fp"); };
+      c.compile = [&] {
+        log_compile(log, key.text());
+        // Long enough that, without cross-process claims, the others
+        // start the same compile meanwhile.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        Artifact a;
+        a.binary = key.text();
+        return a;
+      };
+      if (cache.get_or_compile(key, c).artifact->binary != key.text()) return 1;
+    }
+    return 0;
+  });
+  CHECK(codes == std::vector<int>(4, 0));
+  const auto compiled = lines_of(log);
+  CHECK(compiled.size() == kKeys);
+  CHECK(std::set<std::string>(compiled.begin(), compiled.end()).size() ==
+        kKeys);
+}
+
+namespace {
+
+// A C implementation of the fake plugin's kernel whose compile is slow and
+// logged (user_data: the log's path), with a fingerprint, so the runtime
+// uses the disk cache for it.
+jw_status slow_compile(void* user_data, const jw_compile_key_view* key,
+                       const jw_artifact_sink* out) {
+  log_compile(static_cast<const char*>(user_data), key->text);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  jw_artifact_desc a{};
+  a.struct_size = sizeof(a);
+  a.binary = "slow";
+  a.binary_size = 4;
+  a.format = "fake";
+  a.entry_point = "scale<f32>";
+  return out->emit(out->ctx, &a);
+}
+jw_status slow_launch(void*, const jw_artifact_view*, const jw_arg_value*,
+                      uint32_t, void*) {
+  return JW_OK;
+}
+jw_status slow_fingerprint(void*, const jw_compile_key_view*,
+                           const jw_text_sink* out) {
+  out->append(out->ctx, "slow-scale-v1", 13);
+  return JW_OK;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given several runtimes in separate processes warming one cold cache "
+    "with the fake plugin, then each key is compiled once in all") {
+  TempDir dir;
+  const std::string log = (dir.path / "compiles.log").string();
+  const std::string cache_dir = (dir.path / "cache").string();
+  WarmupRequest request;
+  request.kernel_name = "jitwarm.test.scale";
+  WarmupOptions on_fake;
+  on_fake.platform = "fake";
+  std::size_t planned = 0;
+  {
+    Runtime runtime;
+    REQUIRE(runtime.load_plugin(FAKE_GOOD_PLUGIN).loaded);
+    planned = runtime.warmup_plan({request}, on_fake).size();
+  }
+  REQUIRE(planned >= 4);
+  const auto codes = run_together(4, [&] {
+    RuntimeOptions options;
+    options.cache_dir = cache_dir;
+    Runtime runtime(options);
+    if (!runtime.load_plugin(FAKE_GOOD_PLUGIN).loaded) return 98;
+    jw_kernel_impl impl{};
+    impl.struct_size = sizeof(impl);
+    impl.platform = "fake";
+    impl.impl_name = "fake-scale";  // keeps the planned keys
+    impl.user_data = const_cast<char*>(log.c_str());
+    impl.compile = slow_compile;
+    impl.launch = slow_launch;
+    impl.fingerprint = slow_fingerprint;
+    const RegistrationHandle handle = runtime.register_kernels(
+        {KernelOverride{request.kernel_name, impl, {}}});
+    const WarmupResult r = runtime.warmup({request}, on_fake);
+    return r.failed > 0 ? 97 : static_cast<int>(r.compiled);
+  });
+  int compiled = 0;
+  for (int code : codes) {
+    CHECK(code < 97);
+    compiled += code;
+  }
+  CHECK(compiled == static_cast<int>(planned));
+  CHECK(lines_of(log).size() == planned);
+}
+
+TEST_CASE(
+    "given a FIFO where a key's disk entry belongs, then the miss is counted "
+    "as a reject, compiled once, and the entry stored in its place") {
+  TempDir dir;
+  auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
+  const CompileKey key = key_named("t:fifo");
+  const fs::path entry = disk->entry_path(key, "fp");
+  fs::create_directories(entry.parent_path());
+  REQUIRE(::mkfifo(entry.c_str(), 0600) == 0);  // reading it would block
+  std::atomic<int> calls{0};
+  auto c = counting(calls, "compiled");
+  c.fingerprint = [] { return std::optional<std::string>("fp"); };
+  {
+    CompileCache cache;
+    cache.set_store(disk);
+    CHECK(cache.get_or_compile(key, c).compiled);
+    const CacheStats s = cache.stats();
+    CHECK(s.disk_rejects == 1);
+    CHECK(s.compiles == 1);
+    CHECK(s.disk_writes == 1);
+  }
+  CompileCache next_run;
+  next_run.set_store(disk);
+  CHECK_FALSE(next_run.get_or_compile(key, c).compiled);
+  CHECK(next_run.stats().disk_hits == 1);
+  CHECK(next_run.stats().disk_rejects == 0);
+  CHECK(calls.load() == 1);
 }

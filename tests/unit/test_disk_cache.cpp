@@ -2,10 +2,14 @@
 // writes are atomic, LRU pruning, verify, the read-only system layer, and
 // processes sharing one directory.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -230,4 +234,228 @@ TEST_CASE("given size texts, then bytes are parsed or refused") {
   CHECK(parse_byte_size("1G") == 1ull << 30);
   CHECK_THROWS_AS(parse_byte_size("12X"), Error);
   CHECK_THROWS_AS(parse_byte_size("M"), Error);
+}
+
+TEST_CASE(
+    "given sizes of 2^64 bytes or more, then they are refused, never wrapped "
+    "around") {
+  CHECK(parse_byte_size("18446744073709551615") == UINT64_MAX);
+  CHECK(parse_byte_size("17179869183G") == 17179869183ull << 30);
+  // 2^64 + 1000: wrapped around, this was a budget of 1000 bytes.
+  CHECK_THROWS_WITH_AS(parse_byte_size("18446744073709552616"),
+                       doctest::Contains("too large"), Error);
+  CHECK_THROWS_WITH_AS(parse_byte_size("18446744073709551616"),
+                       doctest::Contains("too large"), Error);
+  CHECK_THROWS_WITH_AS(parse_byte_size("17179869184G"),  // 2^64
+                       doctest::Contains("too large"), Error);
+  CHECK_THROWS_WITH_AS(parse_byte_size("99999999999999999999999999K"),
+                       doctest::Contains("too large"), Error);
+}
+
+namespace {
+
+// What can sit at an entry's path instead of an entry.
+enum class Impostor {
+  fifo,
+  link_to_dev_zero,
+  dangling_link,
+  directory,
+  sparse
+};
+
+void plant(Impostor kind, const fs::path& path) {
+  fs::create_directories(path.parent_path());
+  switch (kind) {
+    case Impostor::fifo: REQUIRE(mkfifo(path.c_str(), 0600) == 0); break;
+    case Impostor::link_to_dev_zero:
+      fs::create_symlink("/dev/zero", path);
+      break;
+    case Impostor::dangling_link:
+      fs::create_symlink(path.string() + ".nowhere", path);
+      break;
+    case Impostor::directory:
+      fs::create_directories(path / "inside");
+      std::ofstream(path / "inside" / "file") << "x";
+      break;
+    case Impostor::sparse:
+      std::ofstream(path).close();
+      fs::resize_file(path, 5ull << 30);  // 5 GiB, of which nothing is stored
+      break;
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a FIFO, a link to /dev/zero, a dangling link, a directory or a "
+    "multi-GiB sparse file in place of an entry, then it is a counted miss "
+    "that is never read, verify reports it, and the next store replaces it") {
+  for (Impostor kind :
+       {Impostor::fifo, Impostor::link_to_dev_zero, Impostor::dangling_link,
+        Impostor::directory, Impostor::sparse}) {
+    CAPTURE(static_cast<int>(kind));
+    TempDir dir;
+    Captured log;
+    DiskCache cache(dir.path, "", 0, &log.logger);
+    const CompileKey key = key_for(42);
+    const fs::path path = cache.entry_path(key, "fp");
+    plant(kind, path);
+
+    bool rejected = false;
+    CHECK_FALSE(cache.load(key, "fp", &rejected));  // no hang, nothing read
+    CHECK(rejected);
+    REQUIRE_FALSE(log.lines.empty());
+    CHECK(log.lines.back().find("ignored: it is") != std::string::npos);
+    const DiskCacheStats before = cache.verify();
+    CHECK(before.entries == 1);
+    CHECK(before.corrupt == 1);
+    CHECK(before.corrupt_files == std::vector<std::string>{path.string()});
+
+    REQUIRE(cache.store(key, "fp", artifact("healed")));
+    rejected = false;
+    const auto back = cache.load(key, "fp", &rejected);
+    REQUIRE(back);
+    CHECK(back->binary == "healed");
+    CHECK_FALSE(rejected);
+    const DiskCacheStats after = cache.verify();
+    CHECK(after.entries == 1);
+    CHECK(after.corrupt == 0);
+  }
+}
+
+TEST_CASE(
+    "given a file where an entry's directory belongs, then the next store "
+    "replaces it") {
+  TempDir dir;
+  DiskCache cache(dir.path, "", 0, nullptr);
+  const CompileKey key = key_for(43);
+  const fs::path path = cache.entry_path(key, "fp");
+  fs::create_directories(path.parent_path().parent_path());
+  std::ofstream(path.parent_path()) << "not a directory";
+  bool rejected = false;
+  CHECK_FALSE(cache.load(key, "fp", &rejected));
+  REQUIRE(cache.store(key, "fp", artifact("stored")));
+  CHECK(cache.load(key, "fp", &rejected));
+}
+
+TEST_CASE(
+    "given an artifact larger than an entry may be, then it is not stored "
+    "(it could never be read back)") {
+  TempDir dir;
+  Captured log;
+  DiskCache cache(dir.path, "", 0, &log.logger);
+  CHECK_FALSE(
+      cache.store(key_for(44), "fp",
+                  artifact(std::string(DiskCache::kMaxEntryBytes, 'x'))));
+  CHECK(cache.stats().entries == 0);
+  REQUIRE_FALSE(log.lines.empty());
+  CHECK(log.lines.back().find("not caching") != std::string::npos);
+}
+
+namespace {
+
+void make_old(const fs::path& path) {
+  fs::last_write_time(path, fs::file_time_type::clock::now() -
+                                DiskCache::kStaleFileAge -
+                                std::chrono::minutes(1));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given temporary and lock files older than the grace period, then verify, "
+    "prune and the next store into their directory remove them; fresh ones "
+    "and held locks stay") {
+  TempDir dir;
+  DiskCache cache(dir.path, "", 0, nullptr);
+  const fs::path entry = cache.entry_path(key_for(50), "fp");
+  const fs::path shard = entry.parent_path();
+  fs::create_directories(shard);
+  const auto touch = [](const fs::path& p) { std::ofstream(p) << "partial"; };
+  const fs::path stale_temp = shard / ".0123.jwc.tmp.4242.abc";
+  const fs::path fresh_temp = shard / ".0124.jwc.tmp.4242.abd";
+  const fs::path stale_lock = shard / ".0125.jwc.lock";
+  const fs::path held_lock = shard / ".0126.jwc.lock";
+  for (const auto& p : {stale_temp, fresh_temp, stale_lock, held_lock})
+    touch(p);
+  for (const auto& p : {stale_temp, stale_lock, held_lock}) make_old(p);
+  const int held = ::open(held_lock.c_str(), O_RDWR);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);  // someone is compiling that key
+
+  const DiskCacheStats v = cache.verify();
+  CHECK(v.stale_files_removed == 2);
+  CHECK(v.corrupt == 0);
+  CHECK_FALSE(fs::exists(stale_temp));
+  CHECK_FALSE(fs::exists(stale_lock));
+  CHECK(fs::exists(fresh_temp));
+  CHECK(fs::exists(held_lock));
+  ::close(held);
+
+  // prune removes leftovers even without a budget.
+  make_old(fresh_temp);
+  cache.prune();
+  CHECK_FALSE(fs::exists(fresh_temp));
+  CHECK_FALSE(fs::exists(held_lock));  // no longer held
+
+  // A store sweeps the directory it writes to (once per process).
+  touch(stale_temp);
+  make_old(stale_temp);
+  REQUIRE(cache.store(key_for(50), "fp", artifact("fifty")));
+  CHECK_FALSE(fs::exists(stale_temp));
+}
+
+TEST_CASE(
+    "given verify running while prune removes every entry, then no removed "
+    "entry is reported corrupt") {
+  TempDir dir;
+  {
+    DiskCache writer(dir.path, "", 0, nullptr);
+    for (int i = 0; i < 1500; ++i)
+      REQUIRE(writer.store(key_for(1000 + i), "fp", artifact("entry")));
+  }
+  DiskCache verifier(dir.path, "", 0, nullptr);
+  DiskCache pruner(dir.path, "", 0, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread pruning([&] {
+    while (!stop.load()) pruner.prune(1);
+  });
+  std::size_t corrupt = 0;
+  for (int round = 0; round < 3; ++round) corrupt += verifier.verify().corrupt;
+  stop.store(true);
+  pruning.join();
+  CHECK(corrupt == 0);
+}
+
+TEST_CASE(
+    "given a claimed key, then a second claim waits its bound and gives up; "
+    "once released, or once its holder is dead, a claim succeeds at once") {
+  TempDir dir;
+  Captured log;
+  DiskCache cache(dir.path, "", 0, &log.logger);
+  cache.set_lock_wait(std::chrono::milliseconds(100));
+  const CompileKey key = key_for(60);
+  auto first = cache.claim(key, "fp");
+  REQUIRE(first);
+  CHECK_FALSE(cache.claim(key, "fp"));  // flock conflicts across descriptors
+  REQUIRE_FALSE(log.lines.empty());
+  CHECK(log.lines.back().find("compiling it here too") != std::string::npos);
+  CHECK(cache.claim(key_for(61), "fp"));  // other keys are not held up
+  first.reset();
+  CHECK(cache.claim(key, "fp"));
+
+  // A process that dies holding a claim leaves its lock file behind, but
+  // not its lock.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    DiskCache child(dir.path, "", 0, nullptr);
+    auto held = child.claim(key, "fp");
+    _exit(held ? 0 : 1);  // no destructor: the file stays
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  cache.set_lock_wait(std::chrono::minutes(10));  // would hang a test run
+  CHECK(cache.claim(key, "fp"));
 }

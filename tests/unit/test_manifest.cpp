@@ -1,7 +1,12 @@
 // Warmup manifests (core/src/manifest.cpp): parsing, errors with file and
 // line, and the record-mode entry that reproduces a key.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
+
+#include <filesystem>
+#include <fstream>
 
 #include "schema_builders.hpp"
 
@@ -19,6 +24,38 @@ const jw_param_desc kParams[] = {
 };
 const jw_kernel_schema kSchema = {
     sizeof(jw_kernel_schema), nullptr, "ns.m", "", kParams, 5, ""};
+
+// The message of the error parsing `text` throws ("no error" if none).
+std::string error_of(std::string_view text) {
+  try {
+    parse_warmup_manifest(text, "bad.toml");
+  } catch (const Error& e) {
+    CHECK(e.status() == JW_ERROR_INVALID_ARGUMENT);
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
+// load_warmup_manifest's error for `path`: status and message.
+std::pair<jw_status, std::string> load_error(const std::string& path) {
+  try {
+    load_warmup_manifest(path);
+  } catch (const Error& e) {
+    return {e.status(), e.what()};
+  }
+  return {JW_OK, "no error"};
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir()
+      : path(std::filesystem::temp_directory_path() /
+             ("jitwarm-manifest-test-" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
 
 }  // namespace
 
@@ -68,15 +105,6 @@ BLOCK = [64, 128]
 
 TEST_CASE(
     "given malformed manifests, then the error names file, line and problem") {
-  const auto error_of = [](const char* text) {
-    try {
-      parse_warmup_manifest(text, "bad.toml");
-    } catch (const Error& e) {
-      CHECK(e.status() == JW_ERROR_INVALID_ARGUMENT);
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CHECK(error_of("[[kernel]]\nname = \n").find("bad.toml:2") !=
         std::string::npos);
   CHECK(error_of("version = 2\n").find("unsupported manifest version") !=
@@ -96,6 +124,123 @@ TEST_CASE(
   CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { x = { dtype = \"half\", "
                  "align = true } }\n")
             .find("unknown tensor field 'align'") != std::string::npos);
+}
+
+TEST_CASE(
+    "given documents that break toml++'s own parser checks, then each is an "
+    "error naming file and line, never an abort") {
+  // The libFuzzer crash files of issue 11 were all of these two shapes; an
+  // abort here ends the test binary.
+  CHECK(error_of(std::string_view("[\x01", 2)).find("bad.toml:1:2:") !=
+        std::string::npos);
+  CHECK(error_of("a = [}").find("bad.toml:1:6:") != std::string::npos);
+  CHECK(error_of("version = 1\nx = { a = [}] }\n").find("bad.toml:2:") !=
+        std::string::npos);
+  CHECK(error_of("[[kernel]]\nname = \"a\"\n[kernel.\x02]\n")
+            .find("bad.toml:3:") != std::string::npos);
+}
+
+TEST_CASE(
+    "given non-ASCII characters toml++ 3.3 mistakes for unreachable (its "
+    "whitespace table), then each is an ordinary error or ordinary text") {
+  // Under UBSan each of these reached __builtin_unreachable() in toml++.
+  CHECK(error_of("n\xc3\xa9 = 1\n") ==
+        "bad.toml:1:2: Error while parsing key-value pair: expected '=', saw "
+        "'\xc3\xa9'");
+  CHECK(error_of("version = 1\na = 1\xef\xb1\xbf\n").find("bad.toml:2:6:") !=
+        std::string::npos);
+  CHECK(error_of("versyi = 1wat\"vvlm\xd2\x88"
+                 "at\"\n")
+            .find("bad.toml:1:10:") != std::string::npos);
+  CHECK(error_of("a = \"\"\"\\\xc3\xa9\"\"\"\n").find("bad.toml:1:9:") !=
+        std::string::npos);
+  // Valid TOML: after a line-ending backslash, in comments, strings, keys.
+  CHECK(error_of("version = 1 # caf\xc3\xa9 \xe3\x80\x81\n"
+                 "[[kernel]]\nname = \"\"\"\\\n   \xe3\x80\x81\xc3\xa9\"\"\"\n"
+                 "[kernel.params]\n\"\xc3\xa9\" = 1\n"
+                 "[[kernel]]\nname = 'caf\xc3\xa9'\n") == "no error");
+}
+
+TEST_CASE(
+    "given strides that mix a list and an integer, then it is an error naming "
+    "the line") {
+  const std::string e = error_of(
+      "[[kernel]]\nname = \"a\"\n[kernel.params]\n"
+      "x = { dtype = \"float16\", strides = [[1, 2], 3] }\n");
+  CHECK(e.find("bad.toml:4:") != std::string::npos);
+  CHECK(e.find("strides must be one list of integers or a list of lists") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "given an integer no argument can hold, then the error names file and "
+    "line") {
+  const std::string e = error_of(
+      "[[kernel]]\nname = \"a\"\n[kernel.params]\n"
+      "big = \"18446744073709551616\"\n");
+  CHECK(e.find("bad.toml:4:") != std::string::npos);
+  CHECK(e.find("integer 18446744073709551616 overflows") != std::string::npos);
+  CHECK(error_of("[[kernel]]\nname = \"a\"\n"
+                 "params = { big = \"-9223372036854775809\" }\n")
+            .find("bad.toml:3:") != std::string::npos);
+  CHECK(error_of("[[kernel]]\nname = \"a\"\n"
+                 "params = { big = "
+                 "\"1000000000000000000000000000000000000000000000\" }\n")
+            .find("overflows") != std::string::npos);
+  // The extremes are fine.
+  CHECK(error_of("[[kernel]]\nname = \"a\"\nparams = { big = "
+                 "[\"18446744073709551615\", \"-9223372036854775808\"] }\n") ==
+        "no error");
+}
+
+TEST_CASE(
+    "given a manifest, then each request and axis knows the file and line it "
+    "came from") {
+  const auto m = parse_warmup_manifest(R"(version = 1
+[[kernel]]
+name = "ns.m"
+[kernel.params]
+H = [1, 2]
+[[kernel.zip]]
+BLOCK = [64]
+)",
+                                       "m.toml");
+  REQUIRE(m.requests.size() == 1);
+  CHECK(m.requests[0].origin == "m.toml:2");
+  CHECK(m.requests[0].axes.at(0).second.origin == "m.toml:5");
+  CHECK(m.requests[0].zipped.at(0).at(0).second.origin == "m.toml:7");
+}
+
+TEST_CASE(
+    "given a path that is not a regular file of sane size, then loading it is "
+    "an I/O error saying what it is, never a hang or an empty manifest") {
+  TempDir dir;
+  const std::string fifo = (dir.path / "fifo.toml").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string sparse = (dir.path / "huge.toml").string();
+  std::ofstream(sparse).close();
+  std::filesystem::resize_file(sparse, 3ull << 30);  // 3 GiB, sparse
+
+  const auto directory = load_error(dir.path.string());
+  CHECK(directory.first == JW_ERROR_IO);
+  CHECK(directory.second.find("is a directory") != std::string::npos);
+  const auto zero = load_error("/dev/zero");
+  CHECK(zero.first == JW_ERROR_IO);
+  CHECK(zero.second.find("/dev/zero: it is a character device") !=
+        std::string::npos);
+  const auto pipe = load_error(fifo);  // no writer: reading would block
+  CHECK(pipe.first == JW_ERROR_IO);
+  CHECK(pipe.second.find("is a FIFO") != std::string::npos);
+  const auto huge = load_error(sparse);
+  CHECK(huge.first == JW_ERROR_IO);
+  CHECK(huge.second.find("is 3221225472 bytes") != std::string::npos);
+
+  // A link to a manifest is followed.
+  const std::filesystem::path real = dir.path / "real.toml";
+  std::ofstream(real) << "version = 1\n";
+  std::filesystem::create_symlink(real, dir.path / "link.toml");
+  CHECK(
+      load_warmup_manifest((dir.path / "link.toml").string()).requests.empty());
 }
 
 TEST_CASE("given a missing file, then it is an I/O error naming it") {

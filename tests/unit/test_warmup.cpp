@@ -6,6 +6,8 @@
 
 #include "schema_builders.hpp"
 
+#include <cstring>
+#include <optional>
 #include <set>
 
 using namespace jitwarm;
@@ -201,6 +203,135 @@ TEST_CASE("given a request with mistakes, then errors name the parameter") {
   WarmupRequest overflow = base();
   overflow.axes[1] = {"H", values({__int128{1} << 70})};
   CHECK_THROWS_WITH(keys(overflow), doctest::Contains("overflows"));
+}
+
+TEST_CASE(
+    "given a zipped tensor without a dtype, then the error says it needs one "
+    "(never an internal error)") {
+  WarmupRequest r = base();
+  r.axes.erase(r.axes.begin());  // x comes from the zip
+  r.zipped.push_back({{"x", values({TensorChoice{JW_DTYPE_INVALID, true, {}}})},
+                      {"BLOCK", values({__int128{64}})}});
+  CHECK_THROWS_WITH_AS(
+      keys(r), doctest::Contains("zipped tensor 'x' needs a dtype"), Error);
+  // A zipped tensor that follows another's dtype needs none.
+  WarmupRequest follows = base();
+  follows.zipped.push_back(
+      {{"out", values({TensorChoice{JW_DTYPE_INVALID, false, {}}})},
+       {"BLOCK", values({__int128{64}})}});
+  const auto k = keys(follows);
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].find_param("out")->dtype == JW_DTYPE_FLOAT16);
+}
+
+TEST_CASE(
+    "given a constexpr range of more values than the bound, then it is an "
+    "error naming the range, at once") {
+  WarmupRequest r = base();
+  r.axes.push_back({"BLOCK", range(0, INT64_MAX)});
+  CHECK_THROWS_WITH_AS(
+      keys(r),
+      doctest::Contains("constexpr range of 'BLOCK' [0, 9223372036854775807) "
+                        "step 1 gives 9223372036854775807 values"),
+      Error);
+  WarmupRequest just_over = base();
+  just_over.axes.push_back({"BLOCK", range(0, 4097)});
+  CHECK_THROWS_WITH_AS(keys(just_over), doctest::Contains("at most 4096"),
+                       Error);
+  // At the bound, and near the top of int64 (where stepping could overflow).
+  WarmupRequest at_bound = base();
+  at_bound.axes.push_back({"BLOCK", range(0, 4096)});
+  CHECK(keys(at_bound).size() == 4096);
+  WarmupRequest top = base();
+  top.axes.push_back({"BLOCK", range(INT64_MAX - 10, INT64_MAX, 4)});
+  const auto k = keys(top);
+  REQUIRE(k.size() == 3);
+  CHECK(k[2].find_param("BLOCK")->constexpr_value.value.i == INT64_MAX - 2);
+}
+
+TEST_CASE(
+    "given an integer range over all of int64, then it still collapses to the "
+    "classes it produces") {
+  WarmupRequest r = base();
+  r.axes[1] = {"H", range(INT64_MIN, INT64_MAX)};
+  const auto k = keys(r);
+  // i64 and i32 regions, each with its classes: a handful, not 2^64.
+  CHECK(k.size() >= 3);
+  CHECK(k.size() <= 6);
+}
+
+TEST_CASE(
+    "given axes whose product is larger than the bound, then it is an error "
+    "before any key is derived") {
+  static const jw_param_desc kMany[] = {
+      schema_builders::constexpr_param("A"),
+      schema_builders::constexpr_param("B"),
+      schema_builders::constexpr_param("C"),
+  };
+  static const jw_kernel_schema kManySchema = {
+      sizeof(jw_kernel_schema), nullptr, "ns.many", "", kMany, 3, ""};
+  const KernelSchema s = KernelSchema::from_c(kManySchema, "test");
+  WarmupRequest r;
+  r.kernel_name = "ns.many";
+  r.axes = {{"A", range(0, 200)}, {"B", range(0, 200)}, {"C", range(0, 200)}};
+  CHECK_THROWS_WITH_AS(
+      enumerate_warmup_keys(s, r, "cuda:sm_90", "impl"),
+      doctest::Contains("combines 200 x 200 x 200 values, more than the "
+                        "1048576"),
+      Error);
+}
+
+TEST_CASE(
+    "given a schema with no known dtype for a tensor or a default of unknown "
+    "kind, then warming it with defaults is an error, never a crash") {
+  // Issue 11: these were accepted at load, then warmup indexed an empty axis.
+  // Schema validation may refuse them at definition instead; either way is
+  // an Error.
+  jw_param_desc tensor_param =
+      schema_builders::tensor("x", 0xFFFF0000u, 1);  // no dtype below COUNT
+  jw_param_desc only_invalid =
+      schema_builders::tensor("x", bit(JW_DTYPE_INVALID), 1);
+  jw_param_desc odd_default = schema_builders::constexpr_param("BLOCK", 4);
+  // 7, not the issue's 77: a value outside the enum's range is itself
+  // undefined where schema.cpp reads it (reported to its owner).
+  const uint32_t unknown_kind = 7;
+  std::memcpy(&odd_default.default_value.kind, &unknown_kind,
+              sizeof unknown_kind);
+  for (const jw_param_desc& p : {tensor_param, only_invalid, odd_default}) {
+    CAPTURE(p.name);
+    const jw_kernel_schema c = {
+        sizeof(jw_kernel_schema), nullptr, "ns.odd", "", &p, 1, ""};
+    std::optional<KernelSchema> s;
+    try {
+      s = KernelSchema::from_c(c, "test");
+    } catch (const Error&) {
+      continue;  // refused at definition
+    }
+    WarmupRequest r;
+    r.kernel_name = "ns.odd";
+    CHECK_THROWS_AS(enumerate_warmup_keys(*s, r, "cuda:sm_90", "impl"), Error);
+  }
+}
+
+TEST_CASE(
+    "given a request from a manifest, then planning errors name its file and "
+    "line") {
+  WarmupRequest r = base();
+  r.origin = "m.toml:7";
+  r.axes[1].second.origin = "m.toml:9";
+  r.axes[1].second.values = {2.5};  // H takes an integer
+  CHECK_THROWS_WITH(keys(r), doctest::Contains("m.toml:9: warmup of ns.norm: "
+                                               "parameter 'H' takes"));
+  WarmupRequest unknown = base();
+  unknown.origin = "m.toml:7";
+  unknown.axes.push_back({"nope", values({__int128{1}})});
+  unknown.axes.back().second.origin = "m.toml:12";
+  CHECK_THROWS_WITH(keys(unknown),
+                    doctest::Contains("m.toml:12: warmup of ns.norm: unknown"));
+  WarmupRequest overflow = base();
+  overflow.origin = "m.toml:7";
+  overflow.axes[1] = {"H", values({__int128{1} << 70})};  // no axis origin
+  CHECK_THROWS_WITH(keys(overflow), doctest::Contains("m.toml:7: "));
 }
 
 TEST_CASE(

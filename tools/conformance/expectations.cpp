@@ -1,18 +1,17 @@
 // expectations.cpp — parsing expectation files and applying them (see
 // expectations.hpp). The one translation unit of the runner that includes
-// toml++, header-only.
-#define TOML_HEADER_ONLY 1
-#define TOML_EXCEPTIONS 1
-#include <toml++/toml.h>
+// toml++, header-only (configured for untrusted input by the core's
+// toml_parser.hpp).
+#include "toml_parser.hpp"
 
 #include "expectations.hpp"
 
 #include <fmt/format.h>
 #include <fnmatch.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
+
+#include "bounded_file.hpp"
 
 namespace jitwarm::conformance {
 namespace {
@@ -28,11 +27,14 @@ bool glob_matches(const std::string& glob, std::string_view text) {
 
 void ExpectationSet::load_file(const std::string& path,
                                const std::string& default_platform) {
-  std::ifstream in(path);
-  if (!in) throw ExpectationError(fmt::format("cannot read {}", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  parse(text.str(), path, default_platform);
+  const jitwarm::detail::FileContents file = jitwarm::detail::read_bounded_file(
+      path, jitwarm::detail::kMaxUserFileBytes,
+      jitwarm::detail::Symlinks::follow);
+  if (!file.ok()) {
+    throw ExpectationError(
+        fmt::format("cannot read expectation file {}: it {}", path, file.why));
+  }
+  parse(file.bytes, path, default_platform);
 }
 
 void ExpectationSet::parse(std::string_view toml_text,
@@ -40,10 +42,9 @@ void ExpectationSet::parse(std::string_view toml_text,
                            const std::string& default_platform) {
   toml::table document;
   try {
-    document = toml::parse(toml_text, source_name);
+    document = jitwarm::detail::parse_untrusted_toml(toml_text, source_name);
   } catch (const toml::parse_error& e) {
-    throw ExpectationError(fmt::format("{}:{}: {}", source_name,
-                                       e.source().begin.line, e.description()));
+    throw ExpectationError(jitwarm::detail::toml_error_text(source_name, e));
   }
   for (const auto& [key, value] : document) {
     if (key != "expect") {

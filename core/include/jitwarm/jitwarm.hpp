@@ -368,6 +368,9 @@ using WarmupValue = std::variant<__int128, double, bool, TensorChoice>;
 struct WarmupAxis {
   std::vector<WarmupValue> values;
   std::vector<IntRange> ranges;  // appended to values, lazily
+  // "file:line" it came from, for messages (manifests). The initializer
+  // keeps brace-initialization without it free of warnings.
+  std::string origin = {};
 };
 
 // One combination of the axes, by parameter name (every parameter present).
@@ -389,6 +392,9 @@ struct WarmupRequest {
   // Manifest-style filter: a combination matching every entry of one
   // table is skipped.
   std::vector<std::vector<std::pair<std::string, WarmupValue>>> exclude;
+  // "file:line" it came from, for messages (manifests). The initializer
+  // keeps brace-initialization without it free of warnings.
+  std::string origin = {};
 };
 
 // Expands a request into keys, in order, without duplicates; parameters
