@@ -55,11 +55,17 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
 
   // --- plugins (plugin_loader.cpp)
   PluginLoadRecord load_plugin(const std::string& path);
+  // With its precedence decided; `history_index` receives its record's
+  // place in `history`.
+  PluginLoadRecord load_plugin(const std::string& path, ImplSource source,
+                               std::size_t* history_index = nullptr);
   PluginLoadReport load_plugins(const PluginLoadOptions& options);
-
-  // --- registry and platforms
   void commit(RegistrationStaging& staging, const std::string& origin,
               PluginLoadRecord* record);
+  // Amends the loaded plugins' records in `history`.
+  void note_dropped(const std::vector<DroppedImpl>& dropped);
+
+  // --- registry and platforms
   std::shared_ptr<PlatformRecord> find_platform(std::string_view name) const;
   std::vector<std::shared_ptr<PlatformRecord>> platform_records() const;
   std::string default_platform();
