@@ -47,14 +47,18 @@ class MappedLibraries {
     return *table;
   }
   // Opens `path` (RTLD_NOW | RTLD_LOCAL: two plugins never see each
-  // other's symbols); throws what Boost.DLL throws.
+  // other's symbols); throws what Boost.DLL throws. The first handle of a
+  // library is kept for ever; a later open of the same library (another
+  // runtime, a duplicate) only adds a reference, so closing that one again
+  // unmaps nothing and the table does not grow with every load.
   boost::dll::shared_library& open(const std::string& path) {
     auto library = std::make_unique<boost::dll::shared_library>(
         boost::dll::fs::path(path),
         boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     std::lock_guard lock(mutex_);
-    opened_.push_back(std::move(library));
-    return *opened_.back();
+    auto& kept = opened_[library->native()];
+    if (!kept) kept = std::move(library);
+    return *kept;
   }
   std::recursive_mutex& lifecycle_mutex() { return lifecycle_mutex_; }
   // Runtimes registered with the library of `native` handle (under
@@ -64,7 +68,8 @@ class MappedLibraries {
  private:
   MappedLibraries() = default;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<boost::dll::shared_library>> opened_;
+  // By native handle (dlopen gives one handle per library).
+  std::map<const void*, std::unique_ptr<boost::dll::shared_library>> opened_;
   std::recursive_mutex lifecycle_mutex_;
   std::map<const void*, int> users_;
 };

@@ -98,7 +98,8 @@ struct KernelState {
   std::shared_ptr<const KernelSchema> schema;
   struct Platform {
     std::string name;
-    std::vector<std::shared_ptr<ImplRecord>> stack;  // newest first
+    // The winner first: by source (ImplSource), then newest first.
+    std::vector<std::shared_ptr<ImplRecord>> stack;
   };
   std::vector<Platform> platforms;
   const ImplRecord* winner(std::string_view platform) const;
@@ -167,7 +168,8 @@ class Registry {
   // Throws Error(JW_ERROR_ALREADY_EXISTS) naming both origins. Returns the
   // pending implementations that did not bind to it (dropped, not added).
   std::vector<DroppedImpl> define_schema(KernelSchema schema);
-  // Adds an implementation on top of its (kernel, platform) stack. With
+  // Adds an implementation to its (kernel, platform) stack: above those of
+  // its own source or a weaker one (ImplSource), below stronger ones. With
   // allow_pending, an unknown kernel waits for its schema; otherwise it is
   // Error(JW_ERROR_NOT_FOUND). Returns a token for remove().
   uint64_t add(std::shared_ptr<ImplRecord> impl, bool allow_pending);
@@ -203,7 +205,7 @@ class Registry {
     std::shared_ptr<KernelSlot> slot;
     std::unique_ptr<const KernelState> published;  // what slot->state names
     std::map<std::string, std::vector<Entry>, std::less<>>
-        stacks;  // newest first
+        stacks;  // the winner first: by source, then newest first
   };
   // What a change drops is destroyed after the mutex is released: dropping
   // a state or an implementation may run an implementation's destroy

@@ -278,7 +278,7 @@ struct ImplementationInfo {
 struct PlatformExplanation {
   std::string platform;
   ImplementationInfo winner;
-  std::vector<ImplementationInfo> replaced;  // newest first, below the winner
+  std::vector<ImplementationInfo> replaced;  // stack order, below the winner
 };
 
 struct KernelExplanation {
