@@ -114,10 +114,12 @@ nlohmann::json schema_json(const Runtime& rt, const std::string& name) {
     nlohmann::json pj;
     pj["implementation"] = p.winner.impl_name;
     pj["origin"] = p.winner.origin;
+    pj["precedence"] = p.winner.precedence;
     pj["replaces"] = nlohmann::json::array();
     for (const auto& r : p.replaced)
-      pj["replaces"].push_back(
-          {{"implementation", r.impl_name}, {"origin", r.origin}});
+      pj["replaces"].push_back({{"implementation", r.impl_name},
+                                {"origin", r.origin},
+                                {"precedence", r.precedence}});
     j["platforms"][p.platform] = pj;
   }
   return j;

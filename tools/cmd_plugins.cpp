@@ -6,20 +6,63 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "isolation.hpp"
 
 namespace jitwarm::cli {
+namespace {
+
+// How long one candidate may take to load in its probe process.
+constexpr double kProbeTimeoutSeconds = 60;
+
+// `plugins --isolated`: a plugin whose entry point crashes, aborts or exits
+// takes an in-process load down with it (docs/plugin-abi.md P14), so each
+// candidate is first loaded in a child process of its own; one that dies or
+// hangs there is reported as rejected and never loaded here.
+std::optional<std::string> probe_in_child(const std::string& path) {
+  const std::vector<conformance::ItemEnd> ends = conformance::run_isolated(
+      1,
+      [&path]() -> conformance::ItemRunner {
+        return [&path](std::size_t) {
+          RuntimeOptions quiet;
+          quiet.log = [](jw_log_level, const std::string&) {};
+          Runtime runtime(quiet);
+          const PluginLoadRecord record = runtime.load_plugin(path);
+          return conformance::ItemOutcome{{{"loaded", record.loaded}}, false};
+        };
+      },
+      conformance::IsolationOptions{1, kProbeTimeoutSeconds, 0});
+  const conformance::ItemEnd& end = ends.front();
+  switch (end.kind) {
+    case conformance::ItemEndKind::crashed:
+      return "crashed in a child process: " + end.detail;
+    case conformance::ItemEndKind::timed_out:
+      return "hung in a child process: " + end.detail;
+    case conformance::ItemEndKind::completed:
+    case conformance::ItemEndKind::failed:
+      // It came back (loaded or rejected): the real load says which.
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int cmd_plugins(const std::vector<std::string>& args) {
   po::options_description options("options");
   PluginOptions plugins;
   bool json = false;
+  bool isolated = false;
   plugins.add_to(options);
   options.add_options()("json", po::bool_switch(&json),
-                        "print the load report as JSON");
+                        "print the load report as JSON")(
+      "isolated", po::bool_switch(&isolated),
+      "load each candidate in a child process first: one that crashes, "
+      "aborts, exits or hangs there is reported as rejected");
   po::variables_map vm;
   int code = kExitOk;
   if (!parse("plugins",
-             "[--json] [--plugin-path DIRS] [--plugin FILE]... [--strict]",
+             "[--json] [--isolated] [--plugin-path DIRS] [--plugin FILE]... "
+             "[--strict]",
              options, nullptr, args, vm, &code)) {
     return code;
   }
@@ -32,6 +75,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   Runtime runtime(quiet);
   PluginLoadOptions load = plugins.to_load_options();
   load.strict = false;  // report everything, then decide
+  if (isolated) load.vet = probe_in_child;
   const PluginLoadReport report = runtime.load_plugins(load);
   if (json) {
     nlohmann::json j = nlohmann::json::parse(report.to_json());

@@ -42,8 +42,13 @@ jw_text_sink TextCollector::sink() {
   s.struct_size = sizeof(jw_text_sink);
   s.ctx = this;
   s.append = [](void* ctx, const char* text, size_t length) {
-    if (text != nullptr)
-      static_cast<TextCollector*>(ctx)->text.append(text, length);
+    // A plugin calls this: nothing may be thrown into it (out of memory
+    // cuts the text short instead).
+    try {
+      if (text != nullptr)
+        static_cast<TextCollector*>(ctx)->text.append(text, length);
+    } catch (...) {
+    }
   };
   return s;
 }

@@ -1,7 +1,12 @@
-// The plugin loader: finds candidate files, checks that each is a shared
-// object for this machine, loads it with Boost.DLL, runs the version
+// The plugin loader: finds candidate files, checks that each is a complete
+// shared object for this machine, loads it with Boost.DLL, runs the version
 // handshake, and stages the plugin's registrations so a rejected plugin
 // leaves nothing behind. Every outcome becomes a PluginLoadRecord.
+//
+// Every call into a plugin goes through plugin_calls.hpp (no exception gets
+// past it); every host callback it is given is guarded the other way
+// (c_guard). Libraries are never unloaded (MappedLibraries says why).
+#include <link.h>
 #include <boost/dll/shared_library.hpp>
 #include <nlohmann/json.hpp>
 
@@ -12,30 +17,103 @@
 #include <set>
 
 #include "errors.hpp"
+#include "plugin_calls.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
 namespace fs = std::filesystem;
 
-// One loaded library and the host table it was given. Lives as long as any
-// implementation or platform it registered (they hold it).
+namespace {
+
+// The process-wide side of plugin libraries (docs/plugin-abi.md P15).
+//
+// A library, once opened, is never closed: a plugin may have left a thread
+// running in its code, a callback of it may still be referenced, and an
+// exception it threw is destroyed by its own code. dlclose would unmap that
+// code under their feet (a host that unloaded such a plugin died with
+// SIGSEGV), so every handle the loader opens stays open until the process
+// ends, and this table itself is never destroyed (not even at exit, when
+// plugin threads may still run).
+//
+// The table also counts, per library, the runtimes registered with it:
+// several runtimes in one process each call register_all with their own
+// host table, each gets its own unregister_all, and shutdown runs only when
+// the last of them is done. Lifecycle calls into one process's plugins
+// (register_all, unregister_all, shutdown) never overlap.
+class MappedLibraries {
+ public:
+  static MappedLibraries& instance() {
+    static MappedLibraries* const table = new MappedLibraries();
+    return *table;
+  }
+  // Opens `path` (RTLD_NOW | RTLD_LOCAL: two plugins never see each
+  // other's symbols); throws what Boost.DLL throws. The first handle of a
+  // library is kept for ever; a later open of the same library (another
+  // runtime, a duplicate) only adds a reference, so closing that one again
+  // unmaps nothing and the table does not grow with every load.
+  boost::dll::shared_library& open(const std::string& path) {
+    auto library = std::make_unique<boost::dll::shared_library>(
+        boost::dll::fs::path(path),
+        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    std::lock_guard lock(mutex_);
+    auto& kept = opened_[library->native()];
+    if (!kept) kept = std::move(library);
+    return *kept;
+  }
+  std::recursive_mutex& lifecycle_mutex() { return lifecycle_mutex_; }
+  // Runtimes registered with the library of `native` handle (under
+  // lifecycle_mutex()).
+  int& users(const void* native) { return users_[native]; }
+
+ private:
+  MappedLibraries() = default;
+  std::mutex mutex_;
+  // By native handle (dlopen gives one handle per library).
+  std::map<const void*, std::unique_ptr<boost::dll::shared_library>> opened_;
+  std::recursive_mutex lifecycle_mutex_;
+  std::map<const void*, int> users_;
+};
+
+}  // namespace
+
+// One runtime's use of a plugin library: the host table it was given, its
+// registration and its precedence. Lives as long as any implementation or
+// platform it registered (they hold it); its end is the plugin's
+// unregister_all for this runtime (and shutdown, after the last runtime).
 class PluginLibrary {
  public:
-  PluginLibrary(RuntimeImpl& runtime, std::string path)
-      : runtime_(runtime), path_(std::move(path)) {}
+  PluginLibrary(RuntimeImpl& runtime, std::string path, ImplSource source)
+      : runtime_(runtime), path_(std::move(path)), source_(source) {}
   ~PluginLibrary() {
-    if (api_ != nullptr && api_->shutdown != nullptr) api_->shutdown();
-    library_.unload();
+    if (!counted_) return;
+    MappedLibraries& mapped = MappedLibraries::instance();
+    std::lock_guard lock(mapped.lifecycle_mutex());
+    if (registered_ &&
+        api_->struct_size >= offsetof(jw_plugin_api, unregister_all) +
+                                 sizeof(api_->unregister_all) &&
+        api_->unregister_all != nullptr) {
+      call_into_plugin(&runtime_.logger(), path_, "unregister_all",
+                       [&] { api_->unregister_all(&host_); });
+    }
+    if (--mapped.users(native_) == 0 && api_->shutdown != nullptr) {
+      call_into_plugin(&runtime_.logger(), path_, "shutdown",
+                       [&] { api_->shutdown(); });
+    }
   }
 
-  boost::dll::shared_library library_;
+  boost::dll::shared_library* library_ = nullptr;  // never closed
   const jw_plugin_api* api_ = nullptr;
   jw_host_api host_{};
   RegistrationStaging* staging_ = nullptr;  // only during register_all
   std::shared_ptr<PluginLibrary>* self_ = nullptr;
+  // Counted in MappedLibraries' users (register_all was called).
+  bool counted_ = false;
+  const void* native_ = nullptr;
+  bool registered_ = false;  // register_all returned JW_OK
 
   RuntimeImpl& runtime_;
   std::string path_;
+  ImplSource source_;
   std::mutex config_mutex_;
   std::map<std::string, std::string> config_values_;
 
@@ -48,18 +126,27 @@ PluginLibrary& library_of(void* ctx) {
   return *static_cast<PluginLibrary*>(ctx);
 }
 
-// Host callbacks: each is a C entry point, so each is guarded.
+// Host callbacks: each is a C entry point a plugin calls, so each is guarded
+// (no exception of the core's gets into a plugin).
 void host_log(void* ctx, jw_log_level level, const char* message) {
   auto& lib = library_of(ctx);
-  const std::string name = lib.api_ != nullptr && lib.api_->name != nullptr
-                               ? lib.api_->name
-                               : fs::path(lib.path_).filename().string();
-  lib.runtime_.logger().log(
-      level, fmt::format("[{}] {}", name, message ? message : ""));
+  try {
+    const std::string name = lib.api_ != nullptr && lib.api_->name != nullptr
+                                 ? lib.api_->name
+                                 : fs::path(lib.path_).filename().string();
+    lib.runtime_.logger().log(
+        level, fmt::format("[{}] {}", name, message ? message : ""));
+  } catch (...) {
+    // Out of memory, or the host's log sink threw: the line is lost.
+  }
 }
 
 void host_set_error(void*, const char* message) {
-  set_last_error(message != nullptr ? message : "");
+  try {
+    set_last_error(message != nullptr ? message : "");
+  } catch (...) {
+    // Out of memory: the previous detail stays.
+  }
 }
 
 RegistrationStaging& staging_of(PluginLibrary& lib) {
@@ -76,7 +163,7 @@ template <typename Body>
 jw_status staged(PluginLibrary& lib, Body&& body) {
   const jw_status status = c_guard(body);
   if (status != JW_OK && lib.staging_ != nullptr) {
-    lib.staging_->errors.push_back(last_error());
+    c_guard([&] { lib.staging_->errors.push_back(last_error()); });
   }
   return status;
 }
@@ -105,7 +192,10 @@ jw_status host_register_impl(void* ctx, const jw_kernel_impl* impl) {
     RegistrationStaging& staging = staging_of(lib);
     if (impl == nullptr)
       fail(JW_ERROR_INVALID_ARGUMENT, "register_impl: impl is null");
-    staging.impls.push_back(ImplRecord::from_c(*impl, lib.path_, *lib.self_));
+    auto record = ImplRecord::from_c(*impl, lib.path_, *lib.self_);
+    record->source = lib.source_;
+    record->logger = &lib.runtime_.logger();
+    staging.impls.push_back(std::move(record));
   });
 }
 
@@ -137,12 +227,19 @@ jw_status host_register_platform(void* ctx, const jw_platform_desc* platform) {
       fail(JW_ERROR_ALREADY_EXISTS, "platform {} is already registered by {}",
            platform->name, existing->origin);
     }
+    // The core calls the platform through guards that hold its own table.
+    auto guarded = std::make_shared<GuardedPlatform>();
+    std::memcpy(&guarded->plugin, platform, sizeof(jw_platform_desc));
+    guarded->name = platform->name;
+    guarded->plugin.name = guarded->name.c_str();
+    guarded->origin = lib.path_;
+    guarded->keep_alive = *lib.self_;
     auto record = std::make_shared<PlatformRecord>();
-    std::memcpy(&record->c, platform, sizeof(jw_platform_desc));
-    record->name = platform->name;
+    record->c = guarded_platform_table(*guarded);
+    record->name = guarded->name;
     record->c.name = record->name.c_str();
     record->origin = lib.path_;
-    record->keep_alive = *lib.self_;
+    record->keep_alive = std::move(guarded);
     staging.platforms.push_back(std::move(record));
   });
 }
@@ -179,17 +276,21 @@ jw_status host_cache_put(void* ctx, const void* key, size_t key_size,
 const char* host_get_config(void* ctx, const char* name) {
   auto& lib = library_of(ctx);
   if (name == nullptr) return nullptr;
-  std::string variable = "JITWARM_";
-  for (const char* p = name; *p != '\0'; ++p) {
-    const char c = *p;
-    variable +=
-        (c == '.' || c == '-') ? '_' : static_cast<char>(std::toupper(c));
+  try {
+    std::string variable = "JITWARM_";
+    for (const char* p = name; *p != '\0'; ++p) {
+      const char c = *p;
+      variable +=
+          (c == '.' || c == '-') ? '_' : static_cast<char>(std::toupper(c));
+    }
+    const char* value = std::getenv(variable.c_str());
+    if (value == nullptr) return nullptr;
+    std::lock_guard lock(lib.config_mutex_);
+    return lib.config_values_.insert_or_assign(variable, value)
+        .first->second.c_str();
+  } catch (...) {
+    return nullptr;  // out of memory: as if unset
   }
-  const char* value = std::getenv(variable.c_str());
-  if (value == nullptr) return nullptr;
-  std::lock_guard lock(lib.config_mutex_);
-  return lib.config_values_.insert_or_assign(variable, value)
-      .first->second.c_str();
 }
 
 struct ElfCheck {
@@ -197,13 +298,31 @@ struct ElfCheck {
   std::string why;
 };
 
+// a + b <= limit, without overflow.
+bool fits(uint64_t offset, uint64_t size, uint64_t limit) {
+  return offset <= limit && size <= limit - offset;
+}
+
+// Checks that `path` is an ELF shared object for this machine and that
+// every part of it the dynamic loader maps (program headers and the
+// segments they describe) or that tools read (section headers, sections)
+// lies inside the file. A truncated library passes dlopen's own checks and
+// then faults with SIGBUS when a page past the end of the file is touched,
+// so this runs before dlopen. (A file truncated between this check and
+// dlopen is not covered: plugin directories are not written while loading.)
 ElfCheck check_elf(const std::string& path) {
+  using Ehdr = ElfW(Ehdr);
+  using Phdr = ElfW(Phdr);
+  using Shdr = ElfW(Shdr);
+  std::error_code error;
+  const uint64_t size = fs::file_size(path, error);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return {false, "cannot be read"};
-  unsigned char header[64] = {};
+  if (error || !in) return {false, "cannot be read"};
+  unsigned char header[sizeof(Ehdr)] = {};
   in.read(reinterpret_cast<char*>(header), sizeof(header));
-  if (in.gcount() < 20 || header[0] != 0x7f || header[1] != 'E' ||
-      header[2] != 'L' || header[3] != 'F') {
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (got < 20 || header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' ||
+      header[3] != 'F') {
     return {false, "not an ELF file"};
   }
   if (header[4] != (sizeof(void*) == 8 ? 2 : 1)) {
@@ -226,6 +345,86 @@ ElfCheck check_elf(const std::string& path) {
     return {false,
             fmt::format("built for ELF machine {}, this host is machine {}",
                         machine, kHostMachine)};
+  }
+  if (got < sizeof(Ehdr)) {
+    return {false, fmt::format("truncated: {} bytes, shorter than an ELF "
+                               "header ({} bytes)",
+                               size, sizeof(Ehdr))};
+  }
+  Ehdr ehdr;
+  std::memcpy(&ehdr, header, sizeof(ehdr));
+  const auto read_at = [&](uint64_t offset, void* out, std::size_t bytes) {
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(static_cast<char*>(out), static_cast<std::streamsize>(bytes));
+    return static_cast<std::size_t>(in.gcount()) == bytes;
+  };
+
+  // Program headers: what dlopen maps.
+  if (ehdr.e_phnum == 0 || ehdr.e_phentsize != sizeof(Phdr)) {
+    return {false, fmt::format("ELF header names {} program headers of {} "
+                               "bytes; a shared object has them, of {} bytes",
+                               ehdr.e_phnum, ehdr.e_phentsize, sizeof(Phdr))};
+  }
+  if (!fits(ehdr.e_phoff, uint64_t{ehdr.e_phnum} * sizeof(Phdr), size)) {
+    return {false, fmt::format("truncated: its program headers end past the "
+                               "end of the file ({} bytes)",
+                               size)};
+  }
+  bool loadable = false;
+  for (unsigned i = 0; i < ehdr.e_phnum; ++i) {
+    Phdr phdr;
+    if (!read_at(ehdr.e_phoff + uint64_t{i} * sizeof(Phdr), &phdr,
+                 sizeof(phdr))) {
+      return {false, "cannot be read"};
+    }
+    loadable = loadable || phdr.p_type == PT_LOAD;
+    if (!fits(phdr.p_offset, phdr.p_filesz, size)) {
+      return {false,
+              fmt::format("truncated: segment {} (type {:#x}) covers bytes "
+                          "{} to {}, but the file has {} bytes",
+                          i, phdr.p_type, phdr.p_offset,
+                          phdr.p_offset + phdr.p_filesz, size)};
+    }
+  }
+  if (!loadable) return {false, "has no loadable segment"};
+
+  // Section headers, when there are any (a stripped-down object may have
+  // none; the loader does not need them).
+  if (ehdr.e_shoff != 0) {
+    if (ehdr.e_shentsize != sizeof(Shdr)) {
+      return {false, fmt::format("section headers of {} bytes; expected {}",
+                                 ehdr.e_shentsize, sizeof(Shdr))};
+    }
+    uint64_t count = ehdr.e_shnum;
+    Shdr first;
+    if (!fits(ehdr.e_shoff, sizeof(Shdr), size) ||
+        !read_at(ehdr.e_shoff, &first, sizeof(first))) {
+      return {false, fmt::format("truncated: its section headers start past "
+                                 "the end of the file ({} bytes)",
+                                 size)};
+    }
+    if (count == 0) count = first.sh_size;  // extended numbering
+    if (!fits(ehdr.e_shoff, count * sizeof(Shdr), size) ||
+        count > size / sizeof(Shdr)) {
+      return {false, fmt::format("truncated: its {} section headers end past "
+                                 "the end of the file ({} bytes)",
+                                 count, size)};
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      Shdr shdr;
+      if (!read_at(ehdr.e_shoff + i * sizeof(Shdr), &shdr, sizeof(shdr))) {
+        return {false, "cannot be read"};
+      }
+      if (shdr.sh_type != SHT_NOBITS &&
+          !fits(shdr.sh_offset, shdr.sh_size, size)) {
+        return {false,
+                fmt::format("truncated: section {} covers bytes {} to {}, "
+                            "but the file has {} bytes",
+                            i, shdr.sh_offset, shdr.sh_offset + shdr.sh_size,
+                            size)};
+      }
+    }
   }
   return {true, ""};
 }
@@ -256,6 +455,26 @@ void reject(PluginLoadRecord& r, PluginRejection why, std::string detail) {
   r.detail = std::move(detail);
 }
 
+std::string canonical_text(const std::string& path) {
+  std::error_code error;
+  const fs::path canonical = fs::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
+
+// Bundled plugins are the files that live in a bundled directory (the
+// installed plugin directory), however they were named.
+ImplSource source_of(const std::string& file,
+                     const std::vector<std::string>& bundled_directories) {
+  const std::string directory =
+      fs::path(canonical_text(file)).parent_path().string();
+  for (const std::string& bundled : bundled_directories) {
+    if (!bundled.empty() && canonical_text(bundled) == directory) {
+      return ImplSource::bundled_plugin;
+    }
+  }
+  return ImplSource::user_plugin;
+}
+
 }  // namespace
 
 void PluginLibrary::build_host_table() {
@@ -273,11 +492,19 @@ void PluginLibrary::build_host_table() {
 }
 
 PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
+  return load_plugin(path, source_of(path, {installed_plugin_directory()}));
+}
+
+PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
+                                          ImplSource source,
+                                          std::size_t* history_index) {
   std::lock_guard load_lock(load_mutex_);
   PluginLoadRecord record;
   record.path = path;
+  record.precedence = std::string(to_string(source));
   const auto finish = [&]() {
     std::lock_guard lock(history_mutex_);
+    if (history_index != nullptr) *history_index = history_.size();
     history_.push_back(record);
     const jw_log_level level = record.loaded ? JW_LOG_DEBUG : JW_LOG_WARNING;
     logger_.log(
@@ -298,13 +525,10 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     return finish();
   }
 
-  auto library = std::make_shared<PluginLibrary>(*this, path);
+  auto library = std::make_shared<PluginLibrary>(*this, path, source);
   library->self_ = &library;
   try {
-    // RTLD_LOCAL: two plugins never see each other's symbols.
-    library->library_.load(
-        boost::dll::fs::path(path),
-        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    library->library_ = &MappedLibraries::instance().open(path);
   } catch (const std::exception& e) {
     // boost::dll reports through boost::dll::fs::system_error, which is
     // std::system_error with BOOST_DLL_USE_STD_FS.
@@ -317,13 +541,14 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     }
     return finish();
   }
+  library->native_ = library->library_->native();
 
-  if (!library->library_.has(JITWARM_PLUGIN_ENTRY_SYMBOL)) {
+  if (!library->library_->has(JITWARM_PLUGIN_ENTRY_SYMBOL)) {
     reject(record, PluginRejection::missing_entry_symbol,
            fmt::format("does not export {}", JITWARM_PLUGIN_ENTRY_SYMBOL));
     return finish();
   }
-  auto& negotiate = library->library_.get<jw_status(jw_plugin_negotiation*)>(
+  auto& negotiate = library->library_->get<jw_status(jw_plugin_negotiation*)>(
       JITWARM_PLUGIN_ENTRY_SYMBOL);
 
   jw_plugin_negotiation n{};
@@ -331,7 +556,16 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   n.core_max_version = JITWARM_ABI_VERSION;
   n.core_min_version = JITWARM_ABI_VERSION_MIN;
   set_last_error("");
-  const jw_status status = negotiate(&n);
+  jw_status status = JW_OK;
+  try {
+    status = negotiate(&n);
+  } catch (...) {
+    reject(record, PluginRejection::negotiation_failed,
+           fmt::format("{} threw {} (a plugin must not throw across the C "
+                       "ABI; docs/plugin-abi.md P14)",
+                       JITWARM_PLUGIN_ENTRY_SYMBOL, current_exception_text()));
+    return finish();
+  }
   record.abi_version = n.plugin_version;
   // Versions first: a plugin that cannot speak ours may also return an
   // error, and the report should still carry both numbers.
@@ -371,7 +605,6 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     record.plugin_name = fs::path(path).stem().string();
   if (auto it = loaded_plugin_paths_.find(record.plugin_name);
       it != loaded_plugin_paths_.end()) {
-    library->api_ = nullptr;  // never registered: no shutdown
     reject(record, PluginRejection::duplicate,
            fmt::format("plugin {} is already loaded from {}",
                        record.plugin_name, it->second));
@@ -382,8 +615,29 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   RegistrationStaging staging;
   library->staging_ = &staging;
   set_last_error("");
-  const jw_status registered = library->api_->register_all(&library->host_);
+  jw_status registered = JW_OK;
+  std::string thrown;
+  {
+    MappedLibraries& mapped = MappedLibraries::instance();
+    std::lock_guard lifecycle(mapped.lifecycle_mutex());
+    ++mapped.users(library->native_);
+    library->counted_ = true;  // from here on its end calls shutdown
+    try {
+      registered = library->api_->register_all(&library->host_);
+    } catch (...) {
+      registered = JW_ERROR_INTERNAL;
+      thrown = current_exception_text();
+    }
+    library->registered_ = registered == JW_OK;
+  }
   library->staging_ = nullptr;
+  if (!thrown.empty()) {
+    reject(record, PluginRejection::registration_failed,
+           fmt::format("register_all threw {} (a plugin must not throw across "
+                       "the C ABI; docs/plugin-abi.md P14)",
+                       thrown));
+    return finish();
+  }
   if (registered != JW_OK || !staging.errors.empty()) {
     std::string why = staging.errors.empty() ? std::string(last_error())
                                              : staging.errors.front();
@@ -394,7 +648,7 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
     return finish();
   }
   try {
-    commit(staging, &record);
+    commit(staging, path, &record);
   } catch (const Error& e) {
     reject(record, PluginRejection::registration_failed, e.what());
     return finish();
@@ -405,11 +659,76 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   return finish();
 }
 
+void RuntimeImpl::commit(RegistrationStaging& staging,
+                         const std::string& origin, PluginLoadRecord* record) {
+  // Validate what can still fail before changing anything: implementations
+  // must bind to their schema (when it is known).
+  for (const auto& impl : staging.impls) {
+    const KernelSchema* schema = nullptr;
+    for (const auto& s : staging.schemas) {
+      if (s.name() == impl->kernel_name) schema = &s;
+    }
+    std::shared_ptr<KernelSlot> slot;
+    if (schema == nullptr && (slot = registry_.slot(impl->kernel_name))) {
+      // The registry keeps the schema for its life, beyond the guard.
+      const auto reading = registry_.read_guard();  // registry_.hpp I2
+      schema = slot->state.load(std::memory_order_acquire)->schema.get();
+    }
+    if (schema != nullptr) bind_to_schema(*impl, *schema);
+  }
+  // Implementations of other plugins that waited for one of these schemas
+  // and do not fit it are dropped: their plugins' records must say so.
+  std::vector<DroppedImpl> dropped;
+  for (auto& s : staging.schemas) {
+    if (record != nullptr) record->schemas.push_back(s.name());
+    for (DroppedImpl& d : registry_.define_schema(std::move(s))) {
+      dropped.push_back(std::move(d));
+    }
+  }
+  note_dropped(dropped);
+  platforms_.add(staging.platforms);
+  for (auto& p : staging.platforms) {
+    if (record == nullptr) continue;
+    const PlatformInfo info = p->info();
+    std::string state = info.can_launch ? fmt::format("launch ({} device(s))",
+                                                      info.device_count)
+                        : info.can_compile ? std::string("compile-only")
+                                           : std::string("unavailable");
+    record->platforms.push_back(
+        info.detail.empty()
+            ? fmt::format("{}: {}", p->name, state)
+            : fmt::format("{}: {} ({})", p->name, state, info.detail));
+  }
+  for (auto& impl : staging.impls) {
+    if (record != nullptr)
+      record->kernels.push_back(impl->kernel_name + " [" + impl->platform +
+                                "]");
+    registry_.add(std::move(impl), /*allow_pending=*/true);
+  }
+  (void)origin;
+}
+
+void RuntimeImpl::note_dropped(const std::vector<DroppedImpl>& dropped) {
+  if (dropped.empty()) return;
+  std::lock_guard lock(history_mutex_);
+  for (const DroppedImpl& d : dropped) {
+    for (PluginLoadRecord& r : history_) {
+      if (!r.loaded || r.path != d.origin) continue;
+      std::erase(r.kernels, d.kernel);
+      r.dropped.push_back(d.kernel + ": " + d.why);
+    }
+  }
+}
+
 PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
   PluginLoadReport report;
   const std::vector<std::string> path = options.search_path.empty()
                                             ? default_plugin_search_path()
                                             : options.search_path;
+  const std::vector<std::string> bundled =
+      options.bundled_directories.empty()
+          ? std::vector<std::string>{installed_plugin_directory()}
+          : options.bundled_directories;
   std::vector<std::string> candidates;
   std::set<std::string> seen;
   for (const std::string& entry : path) {
@@ -424,21 +743,49 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
           files.push_back(f.path().string());
         }
       }
+      // Byte-wise by file name: later files load later, and so win over
+      // earlier ones of the same precedence (P10).
       std::sort(files.begin(), files.end());
       for (auto& f : files) {
-        if (seen.insert(fs::weakly_canonical(f, ec).string()).second)
-          candidates.push_back(f);
+        if (seen.insert(canonical_text(f)).second) candidates.push_back(f);
       }
     } else if (fs::exists(entry, ec)) {
-      if (seen.insert(fs::weakly_canonical(entry, ec).string()).second) {
+      if (seen.insert(canonical_text(entry)).second) {
         candidates.push_back(entry);
       }
     } else {
       report.searched_directories.push_back(entry + " (not found)");
     }
   }
-  for (const auto& candidate : candidates)
-    report.records.push_back(load_plugin(candidate));
+  std::vector<std::size_t> history_index(candidates.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& candidate = candidates[i];
+    const ImplSource source = source_of(candidate, bundled);
+    if (options.vet) {
+      if (std::optional<std::string> why = options.vet(candidate)) {
+        PluginLoadRecord record;
+        record.path = candidate;
+        record.precedence = std::string(to_string(source));
+        reject(record, PluginRejection::crashed_in_probe, std::move(*why));
+        logger_.log(JW_LOG_WARNING,
+                    fmt::format("plugin {} rejected ({}): {}", candidate,
+                                to_string(record.rejection), record.detail));
+        std::lock_guard lock(history_mutex_);
+        history_index[i] = history_.size();
+        history_.push_back(std::move(record));
+        continue;
+      }
+    }
+    load_plugin(candidate, source, &history_index[i]);
+  }
+  // A later candidate may have dropped an earlier one's implementation
+  // (note_dropped): report the records as they stand now.
+  {
+    std::lock_guard lock(history_mutex_);
+    for (std::size_t index : history_index) {
+      report.records.push_back(history_.at(index));
+    }
+  }
   if (options.strict && report.rejected_count() > 0) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "strict plugin loading: {} candidate(s) rejected\n{}",
@@ -463,6 +810,7 @@ std::string_view to_string(PluginRejection rejection) {
     case PluginRejection::abi_too_new: return "ABI too new";
     case PluginRejection::registration_failed: return "registration failed";
     case PluginRejection::duplicate: return "duplicate";
+    case PluginRejection::crashed_in_probe: return "crashed in probe";
   }
   return "unknown";
 }
@@ -482,14 +830,17 @@ std::string PluginLoadReport::to_text() const {
     out += fmt::format("searched {}\n", d);
   for (const auto& r : records) {
     if (r.loaded) {
-      out += fmt::format("loaded    {} ({} {}, ABI {})\n", r.path,
-                         r.plugin_name, r.plugin_version, r.abi_version);
+      out += fmt::format("loaded    {} ({} {}, ABI {}, {})\n", r.path,
+                         r.plugin_name, r.plugin_version, r.abi_version,
+                         r.precedence);
       if (!r.schemas.empty())
         out += fmt::format("          defines {} kernel schema(s)\n",
                            r.schemas.size());
       if (!r.kernels.empty())
         out += fmt::format("          implements {} kernel(s)\n",
                            r.kernels.size());
+      for (const auto& d : r.dropped)
+        out += fmt::format("          dropped {}\n", d);
       for (const auto& p : r.platforms)
         out += fmt::format("          platform {}\n", p);
     } else {
@@ -520,6 +871,8 @@ std::string PluginLoadReport::to_json() const {
     p["schemas"] = r.schemas;
     p["kernels"] = r.kernels;
     p["platforms"] = r.platforms;
+    p["dropped"] = r.dropped;
+    p["precedence"] = r.precedence;
     j["plugins"].push_back(std::move(p));
   }
   return j.dump(2);

@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "prepared_launch.hpp"
 #include "striped_counter.hpp"
+#include "plugin_calls.hpp"
 
 namespace jitwarm::detail {
 namespace {
@@ -26,7 +27,25 @@ std::vector<std::string> schema_param_names(const KernelSchema& schema) {
   return names;
 }
 
+// Where `entry` goes on a newest-first stack: above every implementation
+// of its own source or a weaker one, below those of a stronger source.
+template <typename Entry>
+void insert_by_precedence(std::vector<Entry>& stack, Entry entry) {
+  auto at = stack.begin();
+  while (at != stack.end() && at->impl->source > entry.impl->source) ++at;
+  stack.insert(at, std::move(entry));
+}
+
 }  // namespace
+
+std::string_view to_string(ImplSource source) {
+  switch (source) {
+    case ImplSource::bundled_plugin: return "bundled plugin";
+    case ImplSource::user_plugin: return "user plugin";
+    case ImplSource::host: return "host override";
+  }
+  return "unknown";
+}
 
 ImplRecord::~ImplRecord() {
   if (c.destroy != nullptr) c.destroy(c.user_data);
@@ -103,23 +122,25 @@ std::shared_ptr<ImplRecord> ImplRecord::from_c(
   for (const auto& n : record->param_names)
     record->param_name_ptrs.push_back(n.c_str());
   // Copy only the fields inside the writer's struct_size (rule R3).
-  std::memcpy(&record->c, &impl,
+  jw_kernel_impl& own = record->plugin;
+  std::memcpy(&own, &impl,
               std::min<std::size_t>(impl.struct_size, sizeof(jw_kernel_impl)));
-  record->c.struct_size = sizeof(jw_kernel_impl);
-  record->c.kernel_name = record->kernel_name.c_str();
-  record->c.platform = record->platform.c_str();
-  record->c.impl_name = record->impl_name.c_str();
-  record->c.param_names = record->param_name_ptrs.empty()
-                              ? nullptr
-                              : record->param_name_ptrs.data();
-  record->c.num_param_names =
-      static_cast<uint32_t>(record->param_name_ptrs.size());
+  own.struct_size = sizeof(jw_kernel_impl);
+  own.kernel_name = record->kernel_name.c_str();
+  own.platform = record->platform.c_str();
+  own.impl_name = record->impl_name.c_str();
+  own.param_names = record->param_name_ptrs.empty()
+                        ? nullptr
+                        : record->param_name_ptrs.data();
+  own.num_param_names = static_cast<uint32_t>(record->param_name_ptrs.size());
+  record->c = guarded_impl_table(*record);
   record->keep_alive = std::move(keep_alive);
   return record;
 }
 
 ImplementationInfo ImplRecord::info(bool pending) const {
-  return ImplementationInfo{impl_name, platform, origin, pending};
+  return ImplementationInfo{impl_name, platform, origin, pending,
+                            std::string(to_string(source))};
 }
 
 void bind_to_schema(ImplRecord& impl, const KernelSchema& schema) {
@@ -289,11 +310,12 @@ Registry::Kernel& Registry::kernel_locked(std::string_view name) {
   return it->second;
 }
 
-void Registry::define_schema(KernelSchema schema) {
+std::vector<DroppedImpl> Registry::define_schema(KernelSchema schema) {
   Garbage garbage;  // destroyed after the lock is released
   // Implementations that arrived before their schema; those that do not
   // bind to it are dropped with this, after the lock is released.
   std::vector<Entry> waiting;
+  std::vector<DroppedImpl> dropped;
   std::lock_guard lock(mutex_);
   auto existing = kernels_.find(schema.name());
   if (existing != kernels_.end() && existing->second.schema) {
@@ -316,15 +338,20 @@ void Registry::define_schema(KernelSchema schema) {
   for (auto& entry : waiting) {
     try {
       bind_to_schema(*entry.impl, *kernel.schema);
-      kernel.stacks[entry.impl->platform].insert(
-          kernel.stacks[entry.impl->platform].begin(), entry);
+      insert_by_precedence(kernel.stacks[entry.impl->platform], entry);
     } catch (const Error& e) {
-      logger_.log(JW_LOG_ERROR,
+      // Its plugin's load record says so too (RuntimeImpl::note_dropped).
+      logger_.log(JW_LOG_WARNING,
                   fmt::format("dropping implementation: {}", e.what()));
+      dropped.push_back(DroppedImpl{
+          entry.impl->origin,
+          entry.impl->kernel_name + " [" + entry.impl->platform + "]",
+          e.what()});
     }
   }
   publish_locked(kernel);
   collect_locked(garbage);
+  return dropped;
 }
 
 uint64_t Registry::add(std::shared_ptr<ImplRecord> impl, bool allow_pending) {
@@ -359,13 +386,23 @@ uint64_t Registry::add_locked(std::shared_ptr<ImplRecord>& impl,
   auto& stack = kernel.stacks[impl->platform];
   if (!stack.empty()) {
     const ImplRecord& previous = *stack.front().impl;
-    logger_.log(
-        JW_LOG_WARNING,
-        fmt::format("{} on {}: '{}' from {} overrides '{}' from {}",
-                    kernel.schema->name(), impl->platform, impl->impl_name,
-                    impl->origin, previous.impl_name, previous.origin));
+    if (previous.source > impl->source) {
+      logger_.log(
+          JW_LOG_INFO,
+          fmt::format("{} on {}: '{}' from {} ({}) stays below '{}' "
+                      "from {} ({})",
+                      kernel.schema->name(), impl->platform, impl->impl_name,
+                      impl->origin, to_string(impl->source), previous.impl_name,
+                      previous.origin, to_string(previous.source)));
+    } else {
+      logger_.log(
+          JW_LOG_WARNING,
+          fmt::format("{} on {}: '{}' from {} overrides '{}' from {}",
+                      kernel.schema->name(), impl->platform, impl->impl_name,
+                      impl->origin, previous.impl_name, previous.origin));
+    }
   }
-  stack.insert(stack.begin(), Entry{token, std::move(impl)});
+  insert_by_precedence(stack, Entry{token, std::move(impl)});
   publish_locked(kernel);
   return token;
 }
@@ -533,11 +570,19 @@ std::string KernelExplanation::to_text() const {
       fmt::format("{}\n  schema defined by {}\n", kernel_name, schema_origin);
   if (platforms.empty()) out += "  no implementation on any platform\n";
   for (const auto& p : platforms) {
-    out += fmt::format("  {}: '{}' from {}\n", p.platform, p.winner.impl_name,
-                       p.winner.origin);
+    out +=
+        fmt::format("  {}: '{}' from {} ({})\n", p.platform, p.winner.impl_name,
+                    p.winner.origin, p.winner.precedence);
     for (const auto& r : p.replaced) {
-      out +=
-          fmt::format("      replaces '{}' from {}\n", r.impl_name, r.origin);
+      // Why the one above wins: its source (P10), or it came later.
+      const std::string why =
+          r.precedence == p.winner.precedence
+              ? fmt::format("registered earlier; among {}s the newest wins",
+                            r.precedence)
+              : fmt::format("a {} beats a {} whatever the load order",
+                            p.winner.precedence, r.precedence);
+      out += fmt::format("      replaces '{}' from {} ({}: {})\n", r.impl_name,
+                         r.origin, r.precedence, why);
     }
   }
   return out;

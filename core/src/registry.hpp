@@ -37,16 +37,37 @@
 
 namespace jitwarm::detail {
 
+// Where an implementation comes from, which decides its place on its
+// (kernel, platform) stack whatever the registration order
+// (docs/plugin-abi.md P10): a host override beats a user plugin (one the
+// user pointed at: JITWARM_PLUGIN_PATH, an explicit path), which beats a
+// bundled plugin (the installed plugin directory). Within one source the
+// newest registration wins.
+enum class ImplSource : uint8_t {
+  bundled_plugin = 0,
+  user_plugin = 1,
+  host = 2
+};
+std::string_view to_string(ImplSource source);
+
 // One registered implementation. Owns copies of every string of the C
 // struct; keeps the library it came from loaded.
 struct ImplRecord {
-  jw_kernel_impl c{};  // string pointers re-pointed into the members below
+  // What the core calls: the guarded callbacks of plugin_calls.hpp, with
+  // this record as user_data and the string pointers re-pointed into the
+  // members below. No exception thrown by `plugin` gets past them.
+  jw_kernel_impl c{};
+  jw_kernel_impl plugin{};  // the implementation's own callbacks and data
   std::string kernel_name, platform, impl_name, origin;
   std::vector<std::string> param_names;
   std::vector<const char*> param_name_ptrs;
   // impl position -> schema parameter index; filled when bound to a schema.
   std::vector<uint32_t> schema_index;
   bool positional = true;
+  ImplSource source = ImplSource::host;
+  // Where a failing destroy callback is reported (null: nowhere; host
+  // overrides' destroy is the core's own and cannot fail).
+  const Logger* logger = nullptr;
   std::shared_ptr<void> keep_alive;  // plugin library, or host callback state
 
   ImplRecord() = default;
@@ -65,6 +86,14 @@ struct ImplRecord {
 // are the schema's names, positional when none is, an error otherwise.
 void bind_to_schema(ImplRecord& impl, const KernelSchema& schema);
 
+// A pending implementation that did not bind to the schema it waited for,
+// and was dropped when that schema was defined.
+struct DroppedImpl {
+  std::string origin;  // who registered it
+  std::string kernel;  // "name [platform]", as the load report lists it
+  std::string why;
+};
+
 class PreparedLaunchTable;  // prepared_launch.hpp
 struct PreparedLaunchTableDeleter {
   void operator()(PreparedLaunchTable* table) const;
@@ -76,7 +105,8 @@ struct KernelState {
   std::shared_ptr<const KernelSchema> schema;
   struct Platform {
     std::string name;
-    std::vector<std::shared_ptr<ImplRecord>> stack;  // newest first
+    // The winner first: by source (ImplSource), then newest first.
+    std::vector<std::shared_ptr<ImplRecord>> stack;
     // Launches of the winner (stack.front()) prepared so far. Declared
     // after the stack so it is destroyed first: a prepared launch is
     // released before its implementation can be destroyed.
@@ -148,9 +178,11 @@ class Registry {
   explicit Registry(const Logger& logger) : logger_(logger) {}
   ~Registry();
 
-  // Throws Error(JW_ERROR_ALREADY_EXISTS) naming both origins.
-  void define_schema(KernelSchema schema);
-  // Adds an implementation on top of its (kernel, platform) stack. With
+  // Throws Error(JW_ERROR_ALREADY_EXISTS) naming both origins. Returns the
+  // pending implementations that did not bind to it (dropped, not added).
+  std::vector<DroppedImpl> define_schema(KernelSchema schema);
+  // Adds an implementation to its (kernel, platform) stack: above those of
+  // its own source or a weaker one (ImplSource), below stronger ones. With
   // allow_pending, an unknown kernel waits for its schema; otherwise it is
   // Error(JW_ERROR_NOT_FOUND). Returns a token for remove().
   uint64_t add(std::shared_ptr<ImplRecord> impl, bool allow_pending);
@@ -186,7 +218,7 @@ class Registry {
     std::shared_ptr<KernelSlot> slot;
     std::unique_ptr<const KernelState> published;  // what slot->state names
     std::map<std::string, std::vector<Entry>, std::less<>>
-        stacks;  // newest first
+        stacks;  // the winner first: by source, then newest first
   };
   // What a change drops is destroyed after the mutex is released: dropping
   // a state or an implementation may run an implementation's destroy

@@ -59,46 +59,8 @@ std::vector<PluginLoadRecord> RuntimeImpl::load_history() const {
   return history_;
 }
 
-void RuntimeImpl::commit(RegistrationStaging& staging,
-                         PluginLoadRecord* record) {
-  // Validate what can still fail before changing anything: implementations
-  // must bind to their schema (when it is known).
-  for (const auto& impl : staging.impls) {
-    const KernelSchema* schema = nullptr;
-    for (const auto& s : staging.schemas) {
-      if (s.name() == impl->kernel_name) schema = &s;
-    }
-    std::shared_ptr<KernelSlot> slot;
-    if (schema == nullptr && (slot = registry_.slot(impl->kernel_name))) {
-      // The registry keeps the schema for its life, beyond the guard.
-      const auto reading = registry_.read_guard();  // registry.hpp I2
-      schema = slot->state.load(std::memory_order_acquire)->schema.get();
-    }
-    if (schema != nullptr) bind_to_schema(*impl, *schema);
-  }
-  for (auto& s : staging.schemas) {
-    if (record != nullptr) record->schemas.push_back(s.name());
-    registry_.define_schema(std::move(s));
-  }
-  platforms_.add(staging.platforms);
-  for (auto& p : staging.platforms) {
-    if (record == nullptr) continue;
-    const PlatformInfo info = p->info();
-    std::string state = info.can_launch ? fmt::format("launch ({} device(s))",
-                                                      info.device_count)
-                        : info.can_compile ? std::string("compile-only")
-                                           : std::string("unavailable");
-    record->platforms.push_back(
-        info.detail.empty()
-            ? fmt::format("{}: {}", p->name, state)
-            : fmt::format("{}: {} ({})", p->name, state, info.detail));
-  }
-  for (auto& impl : staging.impls) {
-    if (record != nullptr)
-      record->kernels.push_back(impl->kernel_name + " [" + impl->platform +
-                                "]");
-    registry_.add(std::move(impl), /*allow_pending=*/true);
-  }
+RuntimeImpl& impl_of(const Runtime& runtime) {
+  return *runtime.impl_;
 }
 
 const PreparedLaunch* RuntimeImpl::find_prepared(

@@ -49,9 +49,16 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
 
   // --- plugins (plugin_loader.cpp)
   PluginLoadRecord load_plugin(const std::string& path);
+  // With its precedence decided; `history_index` receives its record's
+  // place in `history`.
+  PluginLoadRecord load_plugin(const std::string& path, ImplSource source,
+                               std::size_t* history_index = nullptr);
   PluginLoadReport load_plugins(const PluginLoadOptions& options);
   std::vector<PluginLoadRecord> load_history() const;
-  void commit(RegistrationStaging& staging, PluginLoadRecord* record);
+  void commit(RegistrationStaging& staging, const std::string& origin,
+              PluginLoadRecord* record);
+  // Amends the loaded plugins' records in the history.
+  void note_dropped(const std::vector<DroppedImpl>& dropped);
 
   // --- launch path (launch.cpp)
   void launch(const KernelSlot& slot, std::span<const jw_arg_value> args,

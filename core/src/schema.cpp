@@ -16,6 +16,72 @@ bool valid_kernel_name(std::string_view name) {
   return name.find("..") == std::string_view::npos;
 }
 
+// Parameter names become manifest keys and part of key texts: C
+// identifiers only.
+bool valid_param_name(std::string_view name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9'))
+    return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Every dtype bit jw_dtype defines (bit 0 is JW_DTYPE_INVALID).
+constexpr jw_dtype_set kKnownDtypes =
+    ((jw_dtype_set{1} << JW_DTYPE_COUNT) - 1) & ~JW_DTYPE_BIT(JW_DTYPE_INVALID);
+
+constexpr uint32_t kKnownFlags =
+    JW_PARAM_DO_NOT_SPECIALIZE | JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT |
+    JW_PARAM_OUTPUT | JW_PARAM_HAS_DEFAULT | JW_PARAM_FLOAT64 |
+    JW_PARAM_CONTIGUOUS | JW_PARAM_INNER_CONTIGUOUS |
+    JW_PARAM_SPECIALIZE_STRIDES;
+// Flags that describe a tensor's layout or use; meaningless on a scalar.
+constexpr uint32_t kTensorOnlyFlags = JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT |
+                                      JW_PARAM_OUTPUT | JW_PARAM_CONTIGUOUS |
+                                      JW_PARAM_INNER_CONTIGUOUS |
+                                      JW_PARAM_SPECIALIZE_STRIDES;
+
+std::string_view kind_name(jw_param_kind kind) {
+  switch (kind) {
+    case JW_PARAM_TENSOR: return "tensor";
+    case JW_PARAM_INT: return "int";
+    case JW_PARAM_FLOAT: return "float";
+    case JW_PARAM_CONSTEXPR: return "constexpr";
+    case JW_PARAM_SCALAR: return "scalar";
+  }
+  return "unknown";
+}
+
+std::string_view scalar_kind_name(int value_kind) {
+  switch (value_kind) {
+    case JW_SCALAR_INT: return "int";
+    case JW_SCALAR_UINT: return "uint";
+    case JW_SCALAR_FLOAT: return "float";
+    case JW_SCALAR_BOOL: return "bool";
+  }
+  return "unknown";
+}
+
+// Whether a default of scalar kind `value_kind` is a valid argument for a
+// parameter of kind `kind` (the rules derive_key applies to every call).
+bool default_fits(jw_param_kind kind, int value_kind) {
+  switch (kind) {
+    case JW_PARAM_INT:
+      return value_kind == JW_SCALAR_INT || value_kind == JW_SCALAR_UINT;
+    case JW_PARAM_FLOAT:
+    case JW_PARAM_SCALAR:
+      return value_kind == JW_SCALAR_INT || value_kind == JW_SCALAR_UINT ||
+             value_kind == JW_SCALAR_FLOAT;
+    case JW_PARAM_CONSTEXPR:
+      return value_kind >= JW_SCALAR_INT && value_kind <= JW_SCALAR_BOOL;
+    case JW_PARAM_TENSOR: return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
@@ -55,6 +121,12 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
                    "kernel schema {}: parameter {} has no name", s.name_, i);
     }
+    if (!valid_param_name(p.name)) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "kernel schema {}: parameter {} is named '{}'; names are "
+                   "identifiers ([A-Za-z_][A-Za-z0-9_]*)",
+                   s.name_, i, p.name);
+    }
     if (!seen.insert(p.name).second) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
                    "kernel schema {}: parameter name '{}' appears twice",
@@ -72,26 +144,80 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
     d.flags = p.flags;
     d.allowed_dtypes = p.allowed_dtypes;
     d.rank = p.rank;
-    if (d.kind == JW_PARAM_TENSOR && (d.rank < -1 || d.rank > JW_MAX_RANK)) {
+    const bool tensor = d.kind == JW_PARAM_TENSOR;
+    if ((d.flags & ~kKnownFlags) != 0) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "kernel schema {}: parameter '{}' has unknown flag bits "
+                   "{:#x}",
+                   s.name_, p.name, d.flags & ~kKnownFlags);
+    }
+    if (!tensor && (d.flags & kTensorOnlyFlags) != 0) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "kernel schema {}: parameter '{}' is not a tensor but has "
+                   "tensor flags {:#x}",
+                   s.name_, p.name, d.flags & kTensorOnlyFlags);
+    }
+    // Bit 0 (JW_DTYPE_INVALID) and bits past the last dtype name no dtype:
+    // a set made only of them would leave warmup nothing to warm.
+    if ((d.allowed_dtypes & ~kKnownDtypes) != 0) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "kernel schema {}: parameter '{}' allows dtype bits {:#x} "
+                   "that name no dtype (allowed_dtypes {:#x}; known dtypes "
+                   "are bits 1 to {})",
+                   s.name_, p.name, d.allowed_dtypes & ~kKnownDtypes,
+                   d.allowed_dtypes, JW_DTYPE_COUNT - 1);
+    }
+    if (!tensor) {
+      d.allowed_dtypes = 0;  // only tensors have a dtype
+      d.rank = -1;
+    }
+    if (tensor && (d.rank < -1 || d.rank > JW_MAX_RANK)) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
                    "kernel schema {}: parameter '{}' has rank {}", s.name_,
                    p.name, d.rank);
     }
-    if (p.struct_size >=
-        offsetof(jw_param_desc, default_value) + sizeof(jw_scalar)) {
+    if (d.has_flag(JW_PARAM_HAS_DEFAULT)) {
+      if (p.struct_size <
+          offsetof(jw_param_desc, default_value) + sizeof(jw_scalar)) {
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "kernel schema {}: parameter '{}' says it has a default "
+                     "but its struct_size {} ends before default_value",
+                     s.name_, p.name, p.struct_size);
+      }
+      const int value_kind = detail::raw_enum(p.default_value.kind);
+      if (value_kind == JW_SCALAR_NONE) {
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "kernel schema {}: parameter '{}' says it has a default "
+                     "but gives none",
+                     s.name_, p.name);
+      }
+      if (value_kind < JW_SCALAR_NONE || value_kind > JW_SCALAR_BOOL) {
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "kernel schema {}: parameter '{}' has a default of "
+                     "unknown scalar kind {}",
+                     s.name_, p.name, value_kind);
+      }
+      if (!default_fits(d.kind, value_kind)) {
+        detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                     "kernel schema {}: parameter '{}' cannot take its own "
+                     "default (a default of kind {} for a parameter of kind "
+                     "{})",
+                     s.name_, p.name, scalar_kind_name(value_kind),
+                     kind_name(d.kind));
+      }
       d.default_value = p.default_value;
     }
+    // Without HAS_DEFAULT default_value is never read: d keeps none.
     if (p.struct_size >=
             offsetof(jw_param_desc, same_dtype_as) + sizeof(const char*) &&
         p.same_dtype_as != nullptr) {
       d.same_dtype_as = p.same_dtype_as;
     }
-    if (d.has_flag(JW_PARAM_HAS_DEFAULT) &&
-        d.default_value.kind == JW_SCALAR_NONE) {
+    if (!d.same_dtype_as.empty() && !tensor && d.kind != JW_PARAM_SCALAR) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                   "kernel schema {}: parameter '{}' says it has a default but "
-                   "gives none",
-                   s.name_, p.name);
+                   "kernel schema {}: parameter '{}' follows the dtype of "
+                   "'{}', but only tensors and scalars follow a dtype",
+                   s.name_, p.name, d.same_dtype_as);
     }
     s.params_.push_back(std::move(d));
   }
@@ -107,6 +233,15 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
                    "kernel schema {}: parameter '{}' follows the dtype of "
                    "'{}', which is not another tensor parameter",
                    s.name_, d.name, d.same_dtype_as);
+    }
+    // One step only: warmup resolves a follower from the tensor it names.
+    if (!s.params_[other].same_dtype_as.empty()) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "kernel schema {}: parameter '{}' follows the dtype of "
+                   "'{}', which itself follows '{}'; name '{}' directly",
+                   s.name_, d.name, d.same_dtype_as,
+                   s.params_[other].same_dtype_as,
+                   s.params_[other].same_dtype_as);
     }
   }
   return s;

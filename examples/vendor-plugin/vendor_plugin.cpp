@@ -338,9 +338,13 @@ jw_status register_all(const jw_host_api* host) {
   });
 }
 
-const jw_plugin_api kPlugin = {
-    sizeof(jw_plugin_api), nullptr, "jitwarm-example-vendor", "0.1.0",
-    &register_all,         nullptr};
+const jw_plugin_api kPlugin = {sizeof(jw_plugin_api),
+                               nullptr,
+                               "jitwarm-example-vendor",
+                               "0.1.0",
+                               &register_all,
+                               nullptr,
+                               nullptr};
 
 }  // namespace
 }  // namespace example_vendor

@@ -13,6 +13,7 @@
 #include <cinttypes>
 #include <cstddef>
 #include <cstdio>
+#include <map>
 #include <mutex>
 
 namespace jitwarm::gpu {
@@ -636,28 +637,70 @@ void GpuBackend::register_with(const jw_host_api& host) {
 }
 
 namespace {
-GpuBackend* g_installed_backend = nullptr;
+
+// The installed backends by host table. Never destroyed (see install).
+struct InstalledBackends {
+  std::mutex mutex;
+  std::map<const jw_host_api*, std::unique_ptr<GpuBackend>> by_host;
+};
+InstalledBackends& installed_backends() {
+  static auto* const installed = new InstalledBackends();
+  return *installed;
+}
+
 }  // namespace
 
 void GpuBackend::install(std::unique_ptr<GpuBackend> backend,
                          const jw_host_api& host) {
-  if (g_installed_backend != nullptr) {
-    throw plugin::PluginError(JW_ERROR_ALREADY_EXISTS,
-                              "register_all called twice");
+  InstalledBackends& installed = installed_backends();
+  {
+    std::lock_guard<std::mutex> lock(installed.mutex);
+    if (installed.by_host.count(&host) != 0) {
+      throw plugin::PluginError(
+          JW_ERROR_ALREADY_EXISTS,
+          backend->description().plugin_name +
+              ": register_all called twice with one host table");
+    }
   }
+  // Registration calls into the host: not under the lock.
   backend->register_with(host);
-  g_installed_backend = backend.release();
+  std::lock_guard<std::mutex> lock(installed.mutex);
+  installed.by_host.emplace(&host, std::move(backend));
 }
 
-bool GpuBackend::installed() {
-  return g_installed_backend != nullptr;
+bool GpuBackend::installed(const jw_host_api& host) {
+  InstalledBackends& installed = installed_backends();
+  std::lock_guard<std::mutex> lock(installed.mutex);
+  return installed.by_host.count(&host) != 0;
+}
+
+std::size_t GpuBackend::installed_count() {
+  InstalledBackends& installed = installed_backends();
+  std::lock_guard<std::mutex> lock(installed.mutex);
+  return installed.by_host.size();
+}
+
+void GpuBackend::uninstall(const jw_host_api& host) {
+  std::unique_ptr<GpuBackend> backend;
+  {
+    InstalledBackends& installed = installed_backends();
+    std::lock_guard<std::mutex> lock(installed.mutex);
+    const auto found = installed.by_host.find(&host);
+    if (found == installed.by_host.end()) return;
+    backend = std::move(found->second);
+    installed.by_host.erase(found);
+  }
+  backend->shutdown();
 }
 
 void GpuBackend::shutdown_installed() {
-  if (g_installed_backend == nullptr) return;
-  g_installed_backend->shutdown();
-  delete g_installed_backend;
-  g_installed_backend = nullptr;
+  std::map<const jw_host_api*, std::unique_ptr<GpuBackend>> backends;
+  {
+    InstalledBackends& installed = installed_backends();
+    std::lock_guard<std::mutex> lock(installed.mutex);
+    backends.swap(installed.by_host);
+  }
+  for (auto& [host, backend] : backends) backend->shutdown();
 }
 
 }  // namespace jitwarm::gpu

@@ -9,8 +9,10 @@
 //     context) -> LaunchGeometry -> ConfiguredLaunch -> driver launch
 //
 // Everything that crosses the C ABI goes through plugin::guarded, so no
-// exception escapes. A backend owns its state; the plugin keeps one alive
-// from register_all to shutdown.
+// exception escapes. A backend owns its state (compiler, driver, memo,
+// loaded modules); the plugin keeps one per runtime registered with it, from
+// that runtime's register_all to its unregister_all (the compiler and
+// driver libraries they open are shared process-wide by the dynamic loader).
 #pragma once
 
 #include <jitwarm/jitwarm.h>
@@ -62,15 +64,19 @@ class GpuBackend {
   // platform. Throws PluginError when the host refuses one.
   void register_with(const jw_host_api& host);
 
-  // The one backend of this plugin library, between register_all and
-  // shutdown: `install` registers it with the host and keeps it; a second
-  // install is an error. Deliberately not a static object with a destructor:
-  // at process exit the vendor driver may already be torn down, and
-  // unloading modules then could crash.
+  // The backends of this plugin library, one per host table (runtime):
+  // `install` registers `backend` with `host` and keeps it until
+  // `uninstall(host)` (unregister_all) or `shutdown_installed` (shutdown).
+  // A second install for one table is an error. Deliberately not static
+  // objects with destructors: at process exit the vendor driver may already
+  // be torn down, and unloading modules then could crash.
   static void install(std::unique_ptr<GpuBackend> backend,
                       const jw_host_api& host);
-  static bool installed();
-  // Shuts the installed backend down and destroys it (plugin shutdown).
+  static bool installed(const jw_host_api& host);
+  static std::size_t installed_count();
+  // Shuts the backend of `host` down and destroys it (unregister_all).
+  static void uninstall(const jw_host_api& host);
+  // Shuts every installed backend down and destroys it (plugin shutdown).
   static void shutdown_installed();
 
   // The operations behind the C callbacks, for the kernel of `descriptor`

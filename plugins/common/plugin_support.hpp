@@ -1,17 +1,21 @@
 // Helpers for the plugin side of the C ABI: the one place where C++
-// exceptions become status codes, and small adapters for the core's sinks.
+// exceptions become status codes, the host tables a plugin reports through,
+// and small adapters for the core's sinks.
 //
 // Plugins include only jitwarm.h and this header; they never link libjitwarm.
 #pragma once
 
 #include <jitwarm/jitwarm.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jitwarm::plugin {
 
@@ -27,15 +31,57 @@ class PluginError : public std::runtime_error {
   jw_status status_;
 };
 
-// The host services of the loaded plugin, set once by register_all.
-// (One plugin library is loaded at most once per process.)
+// The host table messages go through: the newest one attached to
+// host_tables() (a plugin that serves one runtime may set it directly).
 const jw_host_api*& host_api();
 
-inline void log(jw_log_level level, const std::string& message) {
-  const jw_host_api* host = host_api();
-  if (host != nullptr && host->log != nullptr) {
-    host->log(host->host_ctx, level, message.c_str());
+// The host tables this plugin library is registered with. Several runtimes
+// in one process each call register_all with their own table, and each
+// table is invalid once its unregister_all returns (jitwarm.h), so a plugin
+// keeps no single "host": register_all attaches its table, unregister_all
+// detaches it, and messages (log, set_error) go through the newest table
+// still attached, under a lock, so never through a table being detached.
+class HostTables {
+ public:
+  void attach(const jw_host_api* host) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    attached_.push_back(host);
+    host_api() = host;
   }
+  void detach(const jw_host_api* host) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    attached_.erase(std::remove(attached_.begin(), attached_.end(), host),
+                    attached_.end());
+    host_api() = attached_.empty() ? nullptr : attached_.back();
+  }
+  // shutdown: no runtime uses the plugin any more.
+  void detach_all() {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    attached_.clear();
+    host_api() = nullptr;
+  }
+  bool attached(const jw_host_api* host) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return std::find(attached_.begin(), attached_.end(), host) !=
+           attached_.end();
+  }
+  // Calls use(host) with the current table, if there is one.
+  template <typename Use>
+  void with_current(Use&& use) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (const jw_host_api* host = host_api()) use(*host);
+  }
+
+ private:
+  std::recursive_mutex mutex_;  // a host's log may call back in
+  std::vector<const jw_host_api*> attached_;
+};
+HostTables& host_tables();
+
+inline void log(jw_log_level level, const std::string& message) {
+  host_tables().with_current([&](const jw_host_api& host) {
+    if (host.log != nullptr) host.log(host.host_ctx, level, message.c_str());
+  });
 }
 
 // Runs `body` and converts any exception into a status plus the host's
@@ -44,9 +90,12 @@ inline void log(jw_log_level level, const std::string& message) {
 template <typename Body>
 jw_status guarded(Body&& body) noexcept {
   auto report = [](jw_status status, const char* message) {
-    const jw_host_api* host = host_api();
-    if (host != nullptr && host->set_error != nullptr) {
-      host->set_error(host->host_ctx, message);
+    try {
+      host_tables().with_current([&](const jw_host_api& host) {
+        if (host.set_error != nullptr) host.set_error(host.host_ctx, message);
+      });
+    } catch (...) {
+      // The lock could not be taken: the status still says what failed.
     }
     return status;
   };
@@ -101,7 +150,8 @@ inline jw_status answer_negotiation(jw_plugin_negotiation* negotiation,
   return JW_OK;
 }
 
-// Checks that the host table has what registration needs, and keeps it.
+// Checks that the host table has what registration needs, and attaches it
+// (register_all; unregister_all detaches it again).
 inline void accept_host_table(const jw_host_api* host,
                               std::string_view plugin_name) {
   if (host == nullptr ||
@@ -114,14 +164,43 @@ inline void accept_host_table(const jw_host_api* host,
                           ": the host table lacks define_schema/"
                           "register_impl/register_platform");
   }
-  host_api() = host;
+  host_tables().attach(host);
+}
+
+// register_all's frame: validates and attaches `host`, runs `body` through
+// guarded(), and detaches the table again when registration failed (the
+// core calls unregister_all only after JW_OK). The same table twice is an
+// error: one runtime registers a plugin once.
+template <typename Body>
+jw_status register_with_host(const jw_host_api* host,
+                             std::string_view plugin_name,
+                             Body&& body) noexcept {
+  bool attached = false;
+  const jw_status status = guarded([&] {
+    if (host != nullptr && host_tables().attached(host)) {
+      throw PluginError(JW_ERROR_ALREADY_EXISTS,
+                        std::string(plugin_name) +
+                            ": register_all called twice with one host table");
+    }
+    accept_host_table(host, plugin_name);
+    attached = true;
+    body();
+  });
+  if (status != JW_OK && attached) host_tables().detach(host);
+  return status;
 }
 
 }  // namespace jitwarm::plugin
 
-// Defines host_api() for one plugin library. Use once per plugin.
-#define JITWARM_DEFINE_PLUGIN_HOST_API()            \
-  const jw_host_api*& jitwarm::plugin::host_api() { \
-    static const jw_host_api* host = nullptr;       \
-    return host;                                    \
+// Defines host_api() and host_tables() for one plugin library. Use once per
+// plugin. Neither is ever destroyed: a plugin's threads may still report at
+// exit.
+#define JITWARM_DEFINE_PLUGIN_HOST_API()                           \
+  const jw_host_api*& jitwarm::plugin::host_api() {                \
+    static const jw_host_api* host = nullptr;                      \
+    return host;                                                   \
+  }                                                                \
+  jitwarm::plugin::HostTables& jitwarm::plugin::host_tables() {    \
+    static auto* const tables = new jitwarm::plugin::HostTables(); \
+    return *tables;                                                \
   }

@@ -26,12 +26,7 @@ constexpr const char* kPluginName = "jitwarm-cuda";
 constexpr const char* kPluginVersion = "0.1.0";
 
 jw_status register_all(const jw_host_api* host) {
-  return plugin::guarded([&] {
-    plugin::accept_host_table(host, kPluginName);
-    if (gpu::GpuBackend::installed()) {
-      throw plugin::PluginError(JW_ERROR_ALREADY_EXISTS,
-                                "jitwarm-cuda: register_all called twice");
-    }
+  return plugin::register_with_host(host, kPluginName, [&] {
     std::string nvrtc_missing;
     std::unique_ptr<NvrtcCompiler> nvrtc = NvrtcCompiler::open(nvrtc_missing);
     auto driver = std::make_unique<CudaDeviceDriver>();
@@ -61,13 +56,24 @@ jw_status register_all(const jw_host_api* host) {
   });
 }
 
+// One runtime is done with its backend (its own compiler, driver and
+// modules); the others keep theirs.
+void unregister_all(const jw_host_api* host) {
+  static_cast<void>(plugin::guarded([&] {
+    if (host != nullptr) gpu::GpuBackend::uninstall(*host);
+  }));
+  plugin::host_tables().detach(host);
+}
+
 void shutdown() {
-  gpu::GpuBackend::shutdown_installed();
+  static_cast<void>(
+      plugin::guarded([] { gpu::GpuBackend::shutdown_installed(); }));
+  plugin::host_tables().detach_all();
 }
 
 const jw_plugin_api kPluginApi = {
-    sizeof(jw_plugin_api), nullptr,       kPluginName,
-    kPluginVersion,        &register_all, &shutdown,
+    sizeof(jw_plugin_api), nullptr,   kPluginName,     kPluginVersion,
+    &register_all,         &shutdown, &unregister_all,
 };
 
 }  // namespace

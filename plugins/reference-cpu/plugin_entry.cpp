@@ -152,16 +152,8 @@ void log_host_failure(std::string_view call, std::string_view subject,
 }
 
 jw_status register_all(const jw_host_api* host) {
-  constexpr std::size_t kNeeded =
-      offsetof(jw_host_api, register_platform) + sizeof(void*);
-  if (host == nullptr || host->struct_size < kNeeded ||
-      host->define_schema == nullptr || host->register_impl == nullptr ||
-      host->register_platform == nullptr) {
-    return JW_ERROR_INVALID_ARGUMENT;  // no usable host to report through
-  }
-  plugin::host_api() = host;
   jw_status host_status = JW_OK;
-  const jw_status status = guarded([&] {
+  const jw_status status = plugin::register_with_host(host, kPluginName, [&] {
     for (const jw_kernel_schema& schema : kernel_set::schemas()) {
       host_status = host->define_schema(host->host_ctx, &schema);
       if (host_status != JW_OK) {
@@ -180,7 +172,8 @@ jw_status register_all(const jw_host_api* host) {
       impl.impl_name = impl_name.c_str();
       impl.param_names = nullptr;  // positional, in schema order
       impl.num_param_names = 0;
-      // The definitions are static: valid for the life of the library.
+      // The definitions are static: valid for the life of the library, and
+      // shared by every runtime the plugin registers with.
       impl.user_data = const_cast<KernelDefinition*>(definition);
       impl.compile = &compile;
       impl.launch = &launch;
@@ -202,16 +195,26 @@ jw_status register_all(const jw_host_api* host) {
       log_host_failure("register_platform", "cpu", host_status);
     }
   });
-  return status != JW_OK ? status : host_status;
+  if (status != JW_OK) return status;
+  // The host refused something: keep its status and its own error detail.
+  if (host_status != JW_OK) plugin::host_tables().detach(host);
+  return host_status;
+}
+
+// Everything registered is static: a runtime's end only detaches its table.
+void unregister_all(const jw_host_api* host) {
+  plugin::host_tables().detach(host);
 }
 
 void shutdown() {
-  plugin::host_api() = nullptr;
+  plugin::host_tables().detach_all();
 }
 
 const jw_plugin_api kPluginApi{
-    sizeof(jw_plugin_api),         nullptr,       kPluginName.data(),
-    JITWARM_REFERENCE_CPU_VERSION, &register_all, &shutdown,
+    sizeof(jw_plugin_api), nullptr,
+    kPluginName.data(),    JITWARM_REFERENCE_CPU_VERSION,
+    &register_all,         &shutdown,
+    &unregister_all,
 };
 
 }  // namespace

@@ -122,9 +122,13 @@ jw_status register_all(const jw_host_api* host) {
   return host->register_platform(host->host_ctx, &platform);
 }
 
-const jw_plugin_api kPlugin = {sizeof(jw_plugin_api),   nullptr,
-                               "jitwarm-test-crashing", "0.1.0",
-                               &register_all,           nullptr};
+const jw_plugin_api kPlugin = {sizeof(jw_plugin_api),
+                               nullptr,
+                               "jitwarm-test-crashing",
+                               "0.1.0",
+                               &register_all,
+                               nullptr,
+                               nullptr};
 
 }  // namespace
 

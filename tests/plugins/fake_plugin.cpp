@@ -3,16 +3,64 @@
 // loader's habit). Without any FAKE_* macro this is a small working plugin
 // ("jitwarm-fake-good") with a toy kernel and a host-memory platform,
 // used by the runtime tests.
+//
+// The bad-plugin zoo (tests/plugins/zoo, zoo-crash, wrong-results) is built
+// from this source too, one macro per fault:
+//   FAKE_NEGOTIATE_THROWS, FAKE_REGISTER_ALL_THROWS, FAKE_SHUTDOWN_THROWS,
+//   FAKE_CALLBACKS_THROW     throw a std::runtime_error, or with
+//                            FAKE_THROW_INT an int, from that call (the
+//                            callbacks: compile, launch, describe,
+//                            fingerprint, destroy and every platform one)
+//   FAKE_THREAD_LEFT_RUNNING a thread that runs in the plugin's code for
+//                            ever (heartbeats on the pipe whose write end is
+//                            JITWARM_FAKE_HEARTBEAT_FD, when set)
+//   FAKE_THREAD_THEN_REJECTED the same thread, then register_all fails
+//   FAKE_SCHEMA_DTYPE_INVALID_BIT, FAKE_SCHEMA_DTYPE_HIGH_BITS,
+//   FAKE_SCHEMA_DEFAULT_KIND_77, FAKE_SCHEMA_SAME_DTYPE_MISSING
+//                            a malformed schema
+//   FAKE_WRONG_PARAM_NAMES   a silu_and_mul implementation whose parameter
+//                            names are not the schema's
+//   FAKE_ENTRY_SEGFAULTS, FAKE_ENTRY_ABORTS, FAKE_ENTRY_EXITS
+//                            the entry point kills the process (nothing can
+//                            contain that in-process)
+//   FAKE_RMS_NORM_OFF_BY_1_PERCENT
+//                            a cpu rms_norm that is the reference's times
+//                            1.01 (a wrong backend for conformance)
 #include <jitwarm/jitwarm.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+
+#if defined(FAKE_THREAD_LEFT_RUNNING) || defined(FAKE_THREAD_THEN_REJECTED)
+#include <unistd.h>
+
+#include <thread>
+#endif
+#if defined(FAKE_ENTRY_SEGFAULTS)
+#include <csignal>
+#endif
+#if defined(FAKE_RMS_NORM_OFF_BY_1_PERCENT)
+#include <span>
+
+#include "float16.hpp"
+#include "reference_cpu.hpp"
+#endif
 
 // Each variant uses a different subset of the helpers below.
 #pragma GCC diagnostic ignored "-Wunused-function"
 
 #ifndef FAKE_PLUGIN_NAME
 #define FAKE_PLUGIN_NAME "jitwarm-fake-good"
+#endif
+// The toy kernel's schema and platform (zoo builds name their own, so one
+// directory of them loads side by side).
+#ifndef FAKE_SCHEMA_NAME
+#define FAKE_SCHEMA_NAME "jitwarm.test.scale"
+#endif
+#ifndef FAKE_PLATFORM_NAME
+#define FAKE_PLATFORM_NAME "fake"
 #endif
 
 namespace {
@@ -23,6 +71,46 @@ jw_status fail(jw_status status, const char* message) {
   if (g_host != nullptr) g_host->set_error(g_host->host_ctx, message);
   return status;
 }
+
+// The fault of FAKE_*_THROWS: what a careless C++ plugin lets escape.
+[[noreturn]] void throw_fault(const char* where) {
+#if defined(FAKE_THROW_INT)
+  (void)where;
+  throw 42;
+#else
+  throw std::runtime_error(std::string("fake: ") + where + " throws");
+#endif
+}
+
+#if defined(FAKE_CALLBACKS_THROW)
+#define FAKE_CALLBACK_FAULT(where) throw_fault(where)
+#else
+#define FAKE_CALLBACK_FAULT(where) static_cast<void>(0)
+#endif
+
+#if defined(FAKE_THREAD_LEFT_RUNNING) || defined(FAKE_THREAD_THEN_REJECTED)
+// Runs in this library's code for ever: after each heartbeat it returns
+// here, so it crashes the host the first time it does so after the
+// library was unmapped. The host's test reads heartbeats to know that the
+// thread ran this code after the plugin was let go.
+void start_thread_left_running(const jw_host_api* host) {
+  const char* fd_text =
+      host->get_config != nullptr
+          ? host->get_config(host->host_ctx, "fake.heartbeat_fd")
+          : nullptr;
+  const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;
+  std::thread([fd] {
+    for (unsigned long beats = 0;; ++beats) {
+      if (fd >= 0) {
+        const char beat = 'b';
+        if (::write(fd, &beat, 1) != 1) ::usleep(1000);
+      } else {
+        ::usleep(1000);
+      }
+    }
+  }).detach();
+}
+#endif
 
 // --- the toy kernel: out[i] = x[i] * factor for i < n -----------------------
 const jw_param_desc kScaleParams[] = {
@@ -76,7 +164,7 @@ const jw_param_desc kScaleParams[] = {
 const jw_kernel_schema kScaleSchema = {
     sizeof(jw_kernel_schema),
     nullptr,
-    "jitwarm.test.scale",
+    FAKE_SCHEMA_NAME,
     "out[i] = x[i] * factor for i < n",
     kScaleParams,
     sizeof(kScaleParams) / sizeof(kScaleParams[0]),
@@ -95,6 +183,7 @@ void scale(const jw_arg_value* args) {
 
 jw_status scale_compile(void*, const jw_compile_key_view* key,
                         const jw_artifact_sink* out) {
+  FAKE_CALLBACK_FAULT("compile");
   if (key->num_params != 5 || key->params[0].kind != JW_PARAM_TENSOR) {
     return fail(JW_ERROR_INVALID_ARGUMENT, "fake: unexpected key shape");
   }
@@ -112,6 +201,7 @@ jw_status scale_compile(void*, const jw_compile_key_view* key,
 
 jw_status scale_launch(void*, const jw_artifact_view* artifact,
                        const jw_arg_value* args, uint32_t num_args, void*) {
+  FAKE_CALLBACK_FAULT("launch");
   if (num_args != 5) {
     return fail(JW_ERROR_INVALID_ARGUMENT, "fake: 5 arguments");
   }
@@ -120,7 +210,8 @@ jw_status scale_launch(void*, const jw_artifact_view* artifact,
   const jw_compile_key_view* key = artifact->key;
   if (key == nullptr || std::strcmp(key->kernel_name, kScaleSchema.name) != 0 ||
       key->num_params != 5 || std::strcmp(key->params[2].name, "n") != 0 ||
-      std::strncmp(key->target, "fake:", 5) != 0) {
+      std::strncmp(key->target, FAKE_PLATFORM_NAME ":",
+                   std::strlen(FAKE_PLATFORM_NAME ":")) != 0) {
     return fail(JW_ERROR_INVALID_ARGUMENT,
                 "fake: launched with a bad key view");
   }
@@ -137,6 +228,7 @@ jw_status scale_launch(void*, const jw_artifact_view* artifact,
 
 jw_status scale_describe(void*, const jw_compile_key_view* key,
                          const jw_text_sink* out) {
+  FAKE_CALLBACK_FAULT("describe");
   const std::string text = std::string("fake scale for ") + key->text;
   out->append(out->ctx, text.data(), text.size());
   return JW_OK;
@@ -144,46 +236,142 @@ jw_status scale_describe(void*, const jw_compile_key_view* key,
 
 jw_status scale_fingerprint(void*, const jw_compile_key_view*,
                             const jw_text_sink* out) {
+  FAKE_CALLBACK_FAULT("fingerprint");
   const char* text = "fake-scale-v1";
   out->append(out->ctx, text, std::strlen(text));
   return JW_OK;
 }
 
-// --- the host-memory platform "fake" ----------------------------------------
+void scale_destroy(void*) {
+  FAKE_CALLBACK_FAULT("destroy");
+}
+
+// --- the host-memory platform FAKE_PLATFORM_NAME ----------------------------
 jw_status platform_capabilities(void*, uint32_t* flags, const jw_text_sink*) {
+  FAKE_CALLBACK_FAULT("capabilities");
   *flags = JW_PLATFORM_CAN_COMPILE | JW_PLATFORM_CAN_LAUNCH;
   return JW_OK;
 }
 jw_status platform_device_count(void*, int32_t* count) {
+  FAKE_CALLBACK_FAULT("device_count");
   *count = 1;
   return JW_OK;
 }
 jw_status platform_device_target(void*, int32_t device,
                                  const jw_text_sink* out) {
+  FAKE_CALLBACK_FAULT("device_target");
   if (device != 0) return fail(JW_ERROR_NO_DEVICE, "fake: only device 0");
-  out->append(out->ctx, "fake:toy1", 9);
+  const char* target = FAKE_PLATFORM_NAME ":toy1";
+  out->append(out->ctx, target, std::strlen(target));
   return JW_OK;
 }
 jw_status platform_allocate(void*, int32_t, size_t bytes, void** out) {
+  FAKE_CALLBACK_FAULT("allocate");
   *out = ::operator new(bytes == 0 ? 1 : bytes);
   return JW_OK;
 }
 jw_status platform_free(void*, int32_t, void* ptr) {
+  FAKE_CALLBACK_FAULT("free_memory");
   ::operator delete(ptr);
   return JW_OK;
 }
 jw_status platform_copy(void*, int32_t, void* dst, const void* src,
                         size_t bytes, jw_copy_direction, void*) {
+  FAKE_CALLBACK_FAULT("copy");
   std::memmove(dst, src, bytes);
   return JW_OK;
 }
 jw_status platform_synchronize(void*, int32_t, void*) {
+  FAKE_CALLBACK_FAULT("synchronize");
   return JW_OK;
 }
 
+#if defined(FAKE_RMS_NORM_OFF_BY_1_PERCENT)
+// rms_norm as the reference computes it, then every output element times
+// 1.01, rounded back to its dtype: wrong by 1% everywhere.
+constexpr const char* kRmsNorm =
+    "vllm.model_executor.layers.layernorm.rms_norm";
+
+jw_status off_by_one_percent_compile(void*, const jw_compile_key_view*,
+                                     const jw_artifact_sink* out) {
+  const char* entry = "rms_norm-times-1.01";
+  jw_artifact_desc a{};
+  a.struct_size = sizeof(a);
+  a.binary = entry;
+  a.binary_size = std::strlen(entry);
+  a.format = "fake";
+  a.entry_point = entry;
+  return out->emit(out->ctx, &a);
+}
+
+jw_status off_by_one_percent_launch(void*, const jw_artifact_view*,
+                                    const jw_arg_value* args, uint32_t num_args,
+                                    void*) {
+  try {
+    jitwarm::reference_cpu::run_kernel(
+        kRmsNorm, std::span<const jw_arg_value>(args, num_args));
+  } catch (const std::exception& e) {
+    return fail(JW_ERROR_INVALID_ARGUMENT, e.what());
+  }
+  const jw_tensor& out = *args[0].value.tensor;
+  int64_t count = 1;
+  for (uint32_t d = 0; d < out.meta.rank; ++d) count *= out.meta.shape[d];
+  for (int64_t i = 0; i < count; ++i) {
+    switch (out.meta.dtype) {
+      case JW_DTYPE_FLOAT32: static_cast<float*>(out.data)[i] *= 1.01f; break;
+      case JW_DTYPE_FLOAT16: {
+        uint16_t& bits = static_cast<uint16_t*>(out.data)[i];
+        bits = jitwarm::numeric::float16_bits_from_double(
+            jitwarm::numeric::float16_bits_to_double(bits) * 1.01);
+        break;
+      }
+      case JW_DTYPE_BFLOAT16: {
+        uint16_t& bits = static_cast<uint16_t*>(out.data)[i];
+        bits = jitwarm::numeric::bfloat16_bits_from_double(
+            jitwarm::numeric::bfloat16_bits_to_double(bits) * 1.01);
+        break;
+      }
+      default: return fail(JW_ERROR_INVALID_ARGUMENT, "fake: dtype");
+    }
+  }
+  return JW_OK;
+}
+#endif
+
+#if defined(FAKE_SCHEMA_DTYPE_INVALID_BIT) || \
+    defined(FAKE_SCHEMA_DTYPE_HIGH_BITS) ||   \
+    defined(FAKE_SCHEMA_DEFAULT_KIND_77) ||   \
+    defined(FAKE_SCHEMA_SAME_DTYPE_MISSING)
+// The toy schema with one field broken.
+jw_kernel_schema malformed_schema(jw_param_desc* params) {
+  std::memcpy(params, kScaleParams, sizeof(kScaleParams));
+#if defined(FAKE_SCHEMA_DTYPE_INVALID_BIT)
+  params[1].allowed_dtypes = 0x1;  // only JW_DTYPE_INVALID
+#elif defined(FAKE_SCHEMA_DTYPE_HIGH_BITS)
+  params[1].allowed_dtypes = 0xFFFF0000u;  // no dtype has these bits
+#elif defined(FAKE_SCHEMA_DEFAULT_KIND_77)
+  jw_scalar_kind kind;
+  const int raw = 77;
+  std::memcpy(&kind, &raw, sizeof(kind));  // as a C plugin could pass it
+  params[4].default_value.kind = kind;
+#else
+  params[0].same_dtype_as = "no_such_param";
+#endif
+  jw_kernel_schema schema = kScaleSchema;
+  schema.params = params;
+  return schema;
+}
+#endif
+
 jw_status register_all(const jw_host_api* host) {
   g_host = host;
-#if defined(FAKE_REGISTRATION_FAILS)
+#if defined(FAKE_REGISTER_ALL_THROWS)
+  throw_fault("register_all");
+#elif defined(FAKE_THREAD_THEN_REJECTED)
+  start_thread_left_running(host);
+  return fail(JW_ERROR_UNSUPPORTED,
+              "fake: started a thread, then refused to register");
+#elif defined(FAKE_REGISTRATION_FAILS)
   return fail(JW_ERROR_UNSUPPORTED,
               "fake: this build refuses to register (requires FakeGPU 9)");
 #elif defined(FAKE_DUPLICATE_SCHEMA)
@@ -191,10 +379,22 @@ jw_status register_all(const jw_host_api* host) {
   jw_kernel_schema schema = kScaleSchema;
   schema.name = "vllm.model_executor.layers.activation.silu_and_mul";
   return host->define_schema(host->host_ctx, &schema);
-#elif defined(FAKE_OVERRIDE_REFERENCE)
+#elif defined(FAKE_SCHEMA_DTYPE_INVALID_BIT) || \
+    defined(FAKE_SCHEMA_DTYPE_HIGH_BITS) ||     \
+    defined(FAKE_SCHEMA_DEFAULT_KIND_77) ||     \
+    defined(FAKE_SCHEMA_SAME_DTYPE_MISSING)
+  jw_param_desc params[sizeof(kScaleParams) / sizeof(kScaleParams[0])];
+  const jw_kernel_schema schema = malformed_schema(params);
+  return host->define_schema(host->host_ctx, &schema);
+#elif defined(FAKE_OVERRIDE_REFERENCE) || defined(FAKE_WRONG_PARAM_NAMES)
   // A vendor's faster silu_and_mul for the cpu platform: registered over the
-  // reference, by name (its parameter names are the schema's).
+  // reference, by name (its parameter names are the schema's)...
+#if defined(FAKE_WRONG_PARAM_NAMES)
+  // ...or, here, by names the schema does not have ("input" is "x").
+  static const char* const names[] = {"out", "input", "T", "H"};
+#else
   static const char* const names[] = {"out", "x", "T", "H"};
+#endif
   jw_kernel_impl impl{};
   impl.struct_size = sizeof(impl);
   impl.kernel_name = "vllm.model_executor.layers.activation.silu_and_mul";
@@ -205,23 +405,38 @@ jw_status register_all(const jw_host_api* host) {
   impl.compile = scale_compile;
   impl.launch = scale_launch;
   return host->register_impl(host->host_ctx, &impl);
+#elif defined(FAKE_RMS_NORM_OFF_BY_1_PERCENT)
+  jw_kernel_impl impl{};
+  impl.struct_size = sizeof(impl);
+  impl.kernel_name = kRmsNorm;
+  impl.platform = "cpu";
+  impl.impl_name = "fake-rms-norm-off-by-1-percent";
+  impl.compile = off_by_one_percent_compile;
+  impl.launch = off_by_one_percent_launch;
+  return host->register_impl(host->host_ctx, &impl);
 #else
+#if defined(FAKE_THREAD_LEFT_RUNNING)
+  start_thread_left_running(host);
+#endif
   jw_status s = host->define_schema(host->host_ctx, &kScaleSchema);
   if (s != JW_OK) return s;
   jw_kernel_impl impl{};
   impl.struct_size = sizeof(impl);
   impl.kernel_name = kScaleSchema.name;
-  impl.platform = "fake";
+  impl.platform = FAKE_PLATFORM_NAME;
   impl.impl_name = "fake-scale";
   impl.compile = scale_compile;
   impl.launch = scale_launch;
   impl.describe = scale_describe;
   impl.fingerprint = scale_fingerprint;
+#if defined(FAKE_CALLBACKS_THROW)
+  impl.destroy = scale_destroy;
+#endif
   s = host->register_impl(host->host_ctx, &impl);
   if (s != JW_OK) return s;
   jw_platform_desc p{};
   p.struct_size = sizeof(p);
-  p.name = "fake";
+  p.name = FAKE_PLATFORM_NAME;
   p.capabilities = platform_capabilities;
   p.device_count = platform_device_count;
   p.device_target = platform_device_target;
@@ -233,14 +448,23 @@ jw_status register_all(const jw_host_api* host) {
 #endif
 }
 
+#if defined(FAKE_SHUTDOWN_THROWS)
+void shutdown() {
+  throw_fault("shutdown");
+}
+constexpr void (*kShutdown)(void) = shutdown;
+#else
+constexpr void (*kShutdown)(void) = nullptr;
+#endif
+
 #if defined(FAKE_MISSING_VENDOR_LIBRARY)
 extern "C" int fake_vendor_library_version(void);
 int g_vendor = fake_vendor_library_version();
 #endif
 
-const jw_plugin_api kApi = {sizeof(jw_plugin_api), nullptr,
-                            FAKE_PLUGIN_NAME,      "0.0.1",
-                            register_all,          nullptr};
+const jw_plugin_api kApi = {
+    sizeof(jw_plugin_api), nullptr,   FAKE_PLUGIN_NAME, "0.0.1",
+    register_all,          kShutdown, nullptr};
 
 }  // namespace
 
@@ -260,6 +484,19 @@ jitwarm_plugin_negotiate(jw_plugin_negotiation* n) {
   // Needs a newer core: answers its own minimum and refuses.
   n->plugin_version = n->core_max_version + 1;
   return JW_ERROR_ABI_MISMATCH;
+#elif defined(FAKE_NEGOTIATE_THROWS)
+  (void)n;
+  throw_fault("negotiate");
+#elif defined(FAKE_ENTRY_SEGFAULTS)
+  (void)n;
+  std::raise(SIGSEGV);
+  return JW_OK;
+#elif defined(FAKE_ENTRY_ABORTS)
+  (void)n;
+  std::abort();
+#elif defined(FAKE_ENTRY_EXITS)
+  (void)n;
+  std::exit(3);
 #else
   if (n->core_max_version < 1) return JW_ERROR_ABI_MISMATCH;
   n->plugin_version = 1;

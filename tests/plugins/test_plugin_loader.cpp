@@ -5,7 +5,11 @@
 #include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include "registry.hpp"
+#include "runtime_impl.hpp"
+
 #include <filesystem>
+#include <span>
 
 using namespace jitwarm;
 namespace fs = std::filesystem;
@@ -187,4 +191,139 @@ TEST_CASE(
   CHECK(report.records.empty());
   CHECK(report.searched_directories.at(0) == "/nonexistent-dir (not found)");
   CHECK(contains(report.to_json(), "\"rejected\": 0"));
+}
+
+namespace {
+
+// A bundled directory (a copy of the reference plugin) and a user one (a
+// vendor plugin that overrides the reference's silu_and_mul on cpu).
+struct PrecedenceDirs {
+  fs::path root = fs::temp_directory_path() /
+                  ("jitwarm-precedence-" + std::to_string(getpid()));
+  fs::path bundled = root / "bundled";
+  fs::path vendor = root / "vendor";
+  PrecedenceDirs() {
+    fs::create_directories(bundled);
+    fs::create_directories(vendor);
+    fs::copy_file(REFERENCE_PLUGIN, bundled / "libjitwarm-reference-cpu.so",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file(FAKE_PLUGIN_DIR "/libjitwarm-fake-override-reference.so",
+                  vendor / "libjitwarm-fake-override-reference.so",
+                  fs::copy_options::overwrite_existing);
+  }
+  ~PrecedenceDirs() { fs::remove_all(root); }
+  PluginLoadOptions search(std::vector<std::string> path) const {
+    PluginLoadOptions options;
+    options.search_path = std::move(path);
+    options.bundled_directories = {bundled.string()};
+    return options;
+  }
+};
+
+Runtime quiet_runtime() {
+  return Runtime{RuntimeOptions{
+      {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
+}
+
+void check_vendor_wins(const Runtime& runtime) {
+  const KernelExplanation e = runtime.explain(kSilu);
+  REQUIRE(e.platforms.size() == 1);
+  const PlatformExplanation& cpu = e.platforms[0];
+  CHECK(cpu.winner.impl_name == "fake-vendor-silu");
+  CHECK(cpu.winner.precedence == "user plugin");
+  REQUIRE(cpu.replaced.size() == 1);
+  CHECK(cpu.replaced[0].impl_name == "reference-cpu");
+  CHECK(cpu.replaced[0].precedence == "bundled plugin");
+  const std::string text = e.to_text();
+  CHECK(contains(text, "'fake-vendor-silu' from"));
+  CHECK(contains(text, "(user plugin)"));
+  CHECK(contains(text,
+                 "a user plugin beats a bundled plugin whatever the load "
+                 "order"));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a user plugin and a bundled one implementing one kernel on cpu, "
+    "then the user's wins whatever the load order, and explain says why") {
+  const PrecedenceDirs dirs;
+  SUBCASE("one search, user directory first") {
+    Runtime runtime = quiet_runtime();
+    const auto report = runtime.load_plugins(
+        dirs.search({dirs.vendor.string(), dirs.bundled.string()}));
+    REQUIRE(report.loaded_count() == 2);
+    CHECK(report.records[0].precedence == "user plugin");
+    CHECK(report.records[1].precedence == "bundled plugin");
+    CHECK(contains(report.to_text(), "bundled plugin)"));
+    check_vendor_wins(runtime);
+  }
+  SUBCASE("one search, bundled directory first") {
+    Runtime runtime = quiet_runtime();
+    runtime.load_plugins(
+        dirs.search({dirs.bundled.string(), dirs.vendor.string()}));
+    check_vendor_wins(runtime);
+  }
+  SUBCASE("two loads, the bundled plugin last") {
+    Runtime runtime = quiet_runtime();
+    runtime.load_plugins(dirs.search({dirs.vendor.string()}));
+    runtime.load_plugins(dirs.search({dirs.bundled.string()}));
+    check_vendor_wins(runtime);
+  }
+  SUBCASE("two loads, the bundled plugin first") {
+    Runtime runtime = quiet_runtime();
+    runtime.load_plugins(dirs.search({dirs.bundled.string()}));
+    runtime.load_plugins(dirs.search({dirs.vendor.string()}));
+    check_vendor_wins(runtime);
+  }
+}
+
+TEST_CASE(
+    "given a host override, then a user plugin loaded after it stays below "
+    "it until it is released") {
+  Runtime runtime = quiet_runtime();
+  runtime.load_plugin(REFERENCE_PLUGIN);
+  HostKernel host;
+  host.impl_name = "host-silu";
+  host.launch = [](std::span<const jw_arg_value>, void*) {};
+  RegistrationHandle handle =
+      runtime.register_kernels({KernelOverride{kSilu, std::nullopt, host}});
+  runtime.load_plugin(FAKE_PLUGIN_DIR "/libjitwarm-fake-override-reference.so");
+  const KernelExplanation e = runtime.explain(kSilu);
+  CHECK(e.platforms.at(0).winner.impl_name == "host-silu");
+  CHECK(e.platforms.at(0).winner.precedence == "host override");
+  CHECK(e.platforms.at(0).replaced.at(0).impl_name == "fake-vendor-silu");
+  handle.release();
+  CHECK(runtime.explain(kSilu).platforms.at(0).winner.impl_name ==
+        "fake-vendor-silu");
+}
+
+TEST_CASE(
+    "given two live runtimes that load the reference plugin, when the "
+    "second is destroyed, then the first still gets the plugin's errors "
+    "and results (each runtime has its own registration)") {
+  Runtime first = quiet_runtime();
+  REQUIRE(first.load_plugin(REFERENCE_PLUGIN).loaded);
+  {
+    Runtime second = quiet_runtime();
+    REQUIRE(second.load_plugin(REFERENCE_PLUGIN).loaded);
+  }
+  // A launch the reference refuses: its message must reach this runtime,
+  // through its own host table (the other one is gone).
+  auto slot = detail::impl_of(first).registry().slot(kSilu);
+  REQUIRE(slot != nullptr);
+  {
+    const auto reading = detail::impl_of(first).registry().read_guard();
+    const detail::ImplRecord* impl =
+        slot->state.load(std::memory_order_acquire)->winner("cpu");
+    REQUIRE(impl != nullptr);
+    CHECK(impl->c.launch(impl->c.user_data, nullptr, nullptr, 0, nullptr) ==
+          JW_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(jw_last_error(), "reference-cpu: launch: artifact is null"));
+  }
+  WarmupRequest silu;
+  silu.kernel_name = kSilu;
+  WarmupOptions cpu;
+  cpu.platform = "cpu";
+  CHECK(first.warmup({silu}, cpu).failed == 0);
 }

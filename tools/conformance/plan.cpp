@@ -74,17 +74,25 @@ std::vector<PluginLoadRecord> load_plugins_for_run(Runtime& runtime,
   PluginLoadOptions load;
   load.search_path = split_path(options.plugin_path);
   runtime.load_plugins(load);
+  // The plugins under test load last, so among user plugins theirs are the
+  // newest (docs/plugin-abi.md P10); a file already loaded from the search
+  // path is that same load.
   std::vector<PluginLoadRecord> tested;
   for (const std::string& path : options.plugins) {
     PluginLoadRecord record = runtime.load_plugin(path);
     if (!record.loaded && record.rejection == PluginRejection::duplicate) {
-      // Already loaded from the search path: test that copy.
       for (const PluginLoadRecord& earlier : runtime.load_history()) {
-        if (earlier.loaded && (same_file(earlier.path, path) ||
-                               earlier.plugin_name == record.plugin_name)) {
-          record = earlier;
-          break;
+        if (!earlier.loaded || earlier.plugin_name != record.plugin_name)
+          continue;
+        if (!same_file(earlier.path, path)) {
+          throw std::runtime_error(fmt::format(
+              "plugin {} cannot be tested: another copy of {} is already "
+              "loaded from {} (on the plugin search path), and it would be "
+              "tested instead. Remove one of them",
+              path, record.plugin_name, earlier.path));
         }
+        record = earlier;
+        break;
       }
     }
     if (!record.loaded) {
@@ -93,6 +101,32 @@ std::vector<PluginLoadRecord> load_plugins_for_run(Runtime& runtime,
                                            record.detail));
     }
     tested.push_back(std::move(record));
+  }
+  // What runs is what a launch reaches: the winner of each (kernel,
+  // platform). A plugin under test must be that winner everywhere it
+  // registered, or its results would be another plugin's.
+  for (const PluginLoadRecord& record : tested) {
+    for (const std::string& entry : record.kernels) {
+      const auto [kernel, platform] = parse_record_kernel(entry);
+      const std::vector<std::string> known = runtime.kernel_names();
+      if (std::find(known.begin(), known.end(), kernel) == known.end()) {
+        throw std::runtime_error(fmt::format(
+            "plugin {} implements {}, but no loaded plugin defines its "
+            "schema, so it cannot be tested",
+            record.path, kernel));
+      }
+      for (const PlatformExplanation& p : runtime.explain(kernel).platforms) {
+        if (p.platform != platform || same_file(p.winner.origin, record.path))
+          continue;
+        throw std::runtime_error(fmt::format(
+            "plugin {} cannot be tested on {}: its implementation of {} is "
+            "not the one launches reach; '{}' from {} ({}) wins over it "
+            "(docs/plugin-abi.md P10). Remove that plugin from the search "
+            "path to test this one",
+            record.path, platform, kernel, p.winner.impl_name, p.winner.origin,
+            p.winner.precedence));
+      }
+    }
   }
   return tested;
 }

@@ -49,9 +49,11 @@ struct Plan {
   int error_exit_code = kExitOk;
 };
 
-// Loads the plugins the options ask for into `runtime`. Returns the paths
-// of the --plugin libraries that loaded (as the loader recorded them) and
-// throws std::runtime_error when one was rejected.
+// Loads the plugins the options ask for into `runtime`: the --plugin
+// libraries first, then the search path, in one search. Returns their load
+// records, and throws std::runtime_error when one was rejected or when
+// another plugin's implementation wins over one of theirs (the run would
+// test that one instead).
 std::vector<PluginLoadRecord> load_plugins_for_run(Runtime& runtime,
                                                    const Options& options);
 

@@ -498,11 +498,21 @@ typedef struct jw_plugin_api {
   const void* next;
   const char* name;    /* e.g. "jitwarm-cuda"                         */
   const char* version; /* the plugin's own version, e.g. "0.1.0"       */
-  /* Define schemas, register implementations and platforms. Called once,
-   * right after a successful handshake. */
+  /* Define schemas, register implementations and platforms. Called once per
+   * runtime that loads the plugin, right after a successful handshake, with
+   * that runtime's host table: several runtimes in one process each call it
+   * with their own table. */
   jw_status (*register_all)(const jw_host_api* host);
-  /* Optional: called before the library is unloaded. */
+  /* Optional: called once no runtime uses the plugin any more (after the
+   * last unregister_all). The library is never unloaded: a later runtime
+   * may negotiate and register again. */
   void (*shutdown)(void);
+  /* Optional (read only when struct_size covers it): called once for every
+   * register_all that returned JW_OK, with the same host table, when that
+   * runtime stops using what it registered (it is destroyed, or it rejected
+   * the registration). Free what that registration made; the table is
+   * invalid afterwards. */
+  void (*unregister_all)(const jw_host_api* host);
 } jw_plugin_api;
 
 typedef struct jw_plugin_negotiation {

@@ -214,6 +214,9 @@ enum class PluginRejection {
   abi_too_new,           // answered above the offered version
   registration_failed,   // register_all failed or registered bad data
   duplicate,             // the same plugin (by name) is already loaded
+  // Probed in a child process before loading (PluginLoadOptions::vet), it
+  // crashed, exited or hung there: it is never loaded in this process.
+  crashed_in_probe,
 };
 std::string_view to_string(PluginRejection rejection);
 
@@ -227,6 +230,13 @@ struct PluginLoadRecord {
   std::vector<std::string> kernels;    // implementations it registered
   std::vector<std::string> schemas;    // schemas it defined
   std::vector<std::string> platforms;  // platforms it registered, with state
+  // Where its implementations stand (docs/plugin-abi.md P10): "user plugin"
+  // or "bundled plugin".
+  std::string precedence = {};
+  // Implementations it registered that were dropped later: "name [platform]:
+  // why" (e.g. they waited for a schema their parameter names do not fit).
+  // They are no longer in `kernels`.
+  std::vector<std::string> dropped = {};
 };
 
 struct PluginLoadReport {
@@ -243,6 +253,14 @@ struct PluginLoadOptions {
   // plugin directory.
   std::vector<std::string> search_path;
   bool strict = false;  // a rejected candidate throws
+  // Directories whose plugins are bundled: the lowest precedence, beaten by
+  // every user plugin whatever the load order (docs/plugin-abi.md P10).
+  // Empty: installed_plugin_directory().
+  std::vector<std::string> bundled_directories = {};
+  // Called with each candidate file before it is loaded; a returned text
+  // rejects the candidate as crashed_in_probe with that detail, and it is
+  // not loaded (`jitwarm plugins --isolated` probes each in a child).
+  std::function<std::optional<std::string>(const std::string& path)> vet = {};
 };
 
 // The installed plugin directory (<libdir>/jitwarm/plugins).
@@ -258,12 +276,15 @@ struct ImplementationInfo {
   std::string platform;
   std::string origin;    // plugin path, or "host: <what the host said>"
   bool pending = false;  // waiting for its schema to be defined
+  // Its place on the stack: "host override", "user plugin" or "bundled
+  // plugin" (docs/plugin-abi.md P10).
+  std::string precedence = {};
 };
 
 struct PlatformExplanation {
   std::string platform;
   ImplementationInfo winner;
-  std::vector<ImplementationInfo> replaced;  // newest first, below the winner
+  std::vector<ImplementationInfo> replaced;  // stack order, below the winner
 };
 
 struct KernelExplanation {
@@ -474,6 +495,9 @@ class Runtime;
 namespace detail {
 struct KernelSlot;
 class RuntimeImpl;
+// The runtime's internals, for the library's own tools and tests (their
+// header is not installed): not part of the API.
+RuntimeImpl& impl_of(const Runtime& runtime);
 }  // namespace detail
 
 struct LaunchOptions {
@@ -590,6 +614,7 @@ class Runtime {
   void log(jw_log_level level, const std::string& message) const;
 
  private:
+  friend detail::RuntimeImpl& detail::impl_of(const Runtime& runtime);
   std::shared_ptr<detail::RuntimeImpl> impl_;
 };
 
