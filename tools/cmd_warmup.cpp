@@ -248,8 +248,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
     warmed = warm_in_processes(
         *runtime, rest, std::min<unsigned>(jobs.value, rest.size()),
         [&](std::size_t done, std::size_t, const CompileKey& key) {
-          progress.update(probes.index.size() + done, keys.size(),
-                          key.text());
+          progress.update(probes.index.size() + done, keys.size(), key.text());
         });
   } else {
     warmup_options.jobs = jobs.value;

@@ -141,6 +141,37 @@ JITWARM_EXPORT void jw_registration_release(jw_registration* registration) {
   delete registration;
 }
 
+JITWARM_EXPORT jw_status
+jw_register_source_kernel(jw_runtime* runtime, const jw_source_kernel* kernel,
+                          jw_registration** out_registration) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(kernel, "kernel");
+    require(out_registration, "out_registration");
+    if (kernel->struct_size < sizeof(jw_source_kernel) ||
+        (kernel->descriptor == nullptr && kernel->descriptor_size > 0) ||
+        (kernel->files == nullptr && kernel->num_files > 0)) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "jw_source_kernel: bad struct_size, descriptor or files");
+    }
+    jitwarm::SourceKernel source;
+    source.origin = kernel->origin != nullptr ? kernel->origin : "host";
+    source.descriptor.assign(
+        kernel->descriptor != nullptr ? kernel->descriptor : "",
+        kernel->descriptor_size);
+    for (uint32_t i = 0; i < kernel->num_files; ++i) {
+      const jw_source_file& f = kernel->files[i];
+      if (f.name == nullptr || (f.text == nullptr && f.size > 0)) {
+        fail(JW_ERROR_INVALID_ARGUMENT, "jw_source_kernel: file {} is null", i);
+      }
+      source.files.emplace_back(
+          f.name, std::string(f.text != nullptr ? f.text : "", f.size));
+    }
+    *out_registration = new jw_registration{
+        runtime->runtime.register_source_kernel(std::move(source))};
+  });
+}
+
 }  // extern "C"
 
 // ===========================================================================

@@ -656,6 +656,14 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
   library->self_ = nullptr;
   loaded_plugin_paths_.emplace(record.plugin_name, path);
   record.loaded = true;
+  if (library->api_->struct_size >=
+          offsetof(jw_plugin_api, implement_source_kernel) +
+              sizeof(library->api_->implement_source_kernel) &&
+      library->api_->implement_source_kernel != nullptr) {
+    note_source_compiler(SourceCompiler{library, &library->host_,
+                                        library->api_->implement_source_kernel,
+                                        path});
+  }
   return finish();
 }
 
@@ -786,6 +794,10 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
       report.records.push_back(history_.at(index));
     }
   }
+  // Kernels from source last: every plugin that compiles them is loaded.
+  load_kernel_directories(
+      options.kernel_path.empty() ? default_kernel_path() : options.kernel_path,
+      report);
   if (options.strict && report.rejected_count() > 0) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "strict plugin loading: {} candidate(s) rejected\n{}",
@@ -848,6 +860,19 @@ std::string PluginLoadReport::to_text() const {
                          to_string(r.rejection), r.detail);
     }
   }
+  for (const auto& d : kernel_directories)
+    out += fmt::format("kernels   {}\n", d);
+  for (const auto& k : kernel_files) {
+    if (k.loaded) {
+      std::string platforms;
+      for (const auto& p : k.platforms)
+        platforms += (platforms.empty() ? "" : ", ") + p;
+      out += fmt::format("kernel    {}\n          {} on {}\n", k.path, k.kernel,
+                         platforms);
+    } else {
+      out += fmt::format("rejected  {}\n          {}\n", k.path, k.detail);
+    }
+  }
   out +=
       fmt::format("{} loaded, {} rejected\n", loaded_count(), rejected_count());
   return out;
@@ -874,6 +899,15 @@ std::string PluginLoadReport::to_json() const {
     p["dropped"] = r.dropped;
     p["precedence"] = r.precedence;
     j["plugins"].push_back(std::move(p));
+  }
+  j["kernel_directories"] = kernel_directories;
+  j["kernels"] = nlohmann::json::array();
+  for (const auto& k : kernel_files) {
+    j["kernels"].push_back({{"path", k.path},
+                            {"status", k.loaded ? "loaded" : "rejected"},
+                            {"kernel", k.kernel},
+                            {"platforms", k.platforms},
+                            {"detail", k.detail}});
   }
   return j.dump(2);
 }

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "errors.hpp"
+#include "plugin_calls.hpp"
 #include "prepared_launch.hpp"
 #include "striped_counter.hpp"
-#include "plugin_calls.hpp"
 
 namespace jitwarm::detail {
 namespace {

@@ -98,6 +98,21 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   RegistrationHandle register_kernels(std::vector<KernelOverride> overrides,
                                       const std::string& origin);
 
+  // --- kernels from source (source_kernels.cpp)
+  // A loaded plugin that compiles source, for this runtime.
+  struct SourceCompiler {
+    std::shared_ptr<void> library;  // keeps the plugin library
+    const jw_host_api* host;        // this runtime's table for it
+    decltype(jw_plugin_api::implement_source_kernel) implement;
+    std::string path;
+  };
+  void note_source_compiler(SourceCompiler compiler);
+  // `record` (optional) says what became of it.
+  RegistrationHandle add_source_kernel(SourceKernel kernel, ImplSource source,
+                                       KernelFileRecord* record);
+  void load_kernel_directories(const std::vector<std::string>& directories,
+                               PluginLoadReport& report);
+
   Logger& logger() { return logger_; }
   Registry& registry() { return registry_; }
   Platforms& platforms() { return platforms_; }
@@ -112,6 +127,16 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
     std::shared_ptr<ImplRecord> impl;
     CompileKey key;
   };
+  struct SourceKernelState {
+    SourceKernel kernel;
+    ImplSource source;
+    std::vector<uint64_t> tokens;  // its implementations in the registry
+  };
+  struct SourceImplementation;
+  SourceImplementation implement(const SourceCompiler& compiler,
+                                 const SourceKernelState& state);
+  void define_source_schema(const KernelSchema& schema);
+
   std::vector<WarmupWork> plan(const std::vector<WarmupRequest>& requests,
                                const WarmupOptions& options);
   WarmupResult compile_all(const std::vector<WarmupWork>& work,
@@ -133,6 +158,12 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   CompileCache cache_;
   std::shared_ptr<DiskCache> disk_cache_;  // may be null
   JitMonitor monitor_;
+
+  // Kernels from source and the plugins that implement them.
+  std::mutex source_mutex_;
+  std::vector<SourceCompiler> source_compilers_;
+  std::vector<std::shared_ptr<SourceKernelState>> source_kernels_;
+  std::vector<RegistrationHandle> kept_registrations_;  // kernel directories
 
   mutable std::mutex history_mutex_;
   std::vector<PluginLoadRecord> history_;

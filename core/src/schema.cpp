@@ -1,6 +1,7 @@
 // KernelSchema: an owning, validated copy of a jw_kernel_schema.
 #include "errors.hpp"
 
+#include <cstring>
 #include <set>
 
 namespace jitwarm {
@@ -250,6 +251,25 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
 std::string KernelSchema::short_name() const {
   const auto dot = name_.rfind('.');
   return dot == std::string::npos ? name_ : name_.substr(dot + 1);
+}
+
+bool KernelSchema::same_parameters(const KernelSchema& other) const {
+  if (name_ != other.name_ || params_.size() != other.params_.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const ParamDesc& a = params_[i];
+    const ParamDesc& b = other.params_[i];
+    if (a.name != b.name || a.kind != b.kind || a.flags != b.flags ||
+        a.allowed_dtypes != b.allowed_dtypes || a.rank != b.rank ||
+        a.same_dtype_as != b.same_dtype_as ||
+        a.default_value.kind != b.default_value.kind ||
+        std::memcmp(&a.default_value.value, &b.default_value.value,
+                    sizeof(a.default_value.value)) != 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 int KernelSchema::index_of(std::string_view param_name) const {

@@ -338,13 +338,16 @@ jw_status register_all(const jw_host_api* host) {
   });
 }
 
-const jw_plugin_api kPlugin = {sizeof(jw_plugin_api),
-                               nullptr,
-                               "jitwarm-example-vendor",
-                               "0.1.0",
-                               &register_all,
-                               nullptr,
-                               nullptr};
+// Zero first, then the fields this plugin sets: fields appended to the ABI
+// later stay zero (and compilers do not warn about missing initializers).
+const jw_plugin_api kPlugin = [] {
+  jw_plugin_api api{};
+  api.struct_size = sizeof(jw_plugin_api);
+  api.name = "jitwarm-example-vendor";
+  api.version = "0.1.0";
+  api.register_all = &register_all;
+  return api;
+}();
 
 }  // namespace
 }  // namespace example_vendor

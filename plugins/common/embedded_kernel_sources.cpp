@@ -74,7 +74,7 @@ const EmbeddedSource& find_source(std::span<const EmbeddedSource> sources,
   }
   throw plugin::PluginError(JW_ERROR_INTERNAL,
                             "kernel source '" + std::string(name) +
-                                "' is not embedded in this build");
+                                "' is not among the kernel's files");
 }
 
 std::vector<const EmbeddedSource*> include_closure(

@@ -9,6 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstddef>
@@ -439,6 +440,67 @@ uint32_t GpuBackend::capabilities(std::string& detail) const {
   return flags;
 }
 
+namespace {
+
+// A kernel from source: its entry owns its descriptor (and files) and the
+// parameter names its table points to; the core destroys it with the
+// implementation.
+struct SourceEntry {
+  GpuBackend::ImplEntry entry;
+  std::vector<const char*> names;
+};
+
+}  // namespace
+
+jw_kernel_impl GpuBackend::implement_source_kernel(
+    const jw_source_kernel& kernel, const jw_kernel_schema** schema) {
+  require(kernel.struct_size >=
+              offsetof(jw_source_kernel, num_files) + sizeof(uint32_t),
+          "a complete jw_source_kernel");
+  require(kernel.descriptor != nullptr, "the kernel's descriptor");
+  require(kernel.files != nullptr || kernel.num_files == 0,
+          "the kernel's files");
+  const std::string origin = kernel.origin != nullptr ? kernel.origin : "host";
+  auto files = std::make_shared<SourceFiles>();
+  for (uint32_t i = 0; i < kernel.num_files; ++i) {
+    const jw_source_file& f = kernel.files[i];
+    require(f.name != nullptr && (f.text != nullptr || f.size == 0),
+            "a kernel file's name and text");
+    files->add(f.name, std::string(f.text != nullptr ? f.text : "", f.size));
+  }
+  // jitwarm's own headers (portability.cuh, kernel_support.cuh) for
+  // kernels that include them; a file of the kernel's own name wins.
+  for (const EmbeddedSource& header : sources_) {
+    if (!header.name.ends_with(".cuh")) continue;
+    if (std::find(files->names.begin(), files->names.end(), header.name) ==
+        files->names.end()) {
+      files->add(std::string(header.name), std::string(header.text));
+    }
+  }
+  Descriptor descriptor = parse_kernel_descriptor(
+      std::string_view(kernel.descriptor, kernel.descriptor_size), origin,
+      [](std::string_view name) { return kernel_set::find_schema(name); },
+      nullptr, std::move(files));
+  if (!descriptor->platforms.empty() &&
+      std::find(descriptor->platforms.begin(), descriptor->platforms.end(),
+                description_.platform) == descriptor->platforms.end()) {
+    throw plugin::PluginError(
+        JW_ERROR_UNSUPPORTED,
+        origin + ": not written for " + description_.platform);
+  }
+  auto* source = new SourceEntry{ImplEntry{this, descriptor}, {}};
+  jw_kernel_impl impl = impl_table(source->entry, source->names);
+  impl.destroy = [](void* user_data) {
+    // user_data is the entry, the first member of its SourceEntry.
+    delete reinterpret_cast<SourceEntry*>(user_data);
+  };
+  if (schema != nullptr) {
+    *schema =
+        descriptor->schema != nullptr ? &descriptor->schema->c() : nullptr;
+  }
+  return impl;
+}
+
 void GpuBackend::shutdown() {
   driver_->release_all();
 }
@@ -504,121 +566,129 @@ struct Callbacks {
 
 // The kernel callbacks get an ImplEntry (a private type) as user_data, so
 // they are defined inside register_with.
-void GpuBackend::register_with(const jw_host_api& host) {
+struct GpuBackend::KernelCallbacks {
   using Entry = ImplEntry;
-  struct KernelCallbacks {
-    static void check_kernel(const Entry& entry,
-                             const jw_compile_key_view& key) {
-      const std::string_view expected = entry.descriptor->kernel_name;
-      if (key.kernel_name == nullptr || expected != key.kernel_name) {
-        throw plugin::PluginError(
-            JW_ERROR_INVALID_ARGUMENT,
-            "the " + std::string(expected) +
-                " implementation was given a key for " +
-                (key.kernel_name != nullptr ? key.kernel_name : "(null)"));
-      }
-    }
-    static jw_status compile(void* user_data, const jw_compile_key_view* key,
-                             const jw_artifact_sink* out) {
-      return plugin::guarded([&] {
-        require(key != nullptr, "the compile key");
-        require(out != nullptr && out->emit != nullptr, "the artifact sink");
-        const Entry& entry = *static_cast<const Entry*>(user_data);
-        check_kernel(entry, *key);
-        const std::shared_ptr<const CompiledKernel> compiled =
-            entry.backend->compile(entry.descriptor, *key);
-        jw_artifact_desc artifact{};
-        artifact.struct_size = sizeof(jw_artifact_desc);
-        artifact.binary = compiled->binary.data();
-        artifact.binary_size = compiled->binary.size();
-        artifact.format = compiled->format.c_str();
-        artifact.entry_point = compiled->entry_point.c_str();
-        plugin::check_host(out->emit(out->ctx, &artifact),
-                           "handing the artifact to the core");
-      });
-    }
-    static jw_status launch(void* user_data, const jw_artifact_view* artifact,
-                            const jw_arg_value* args, uint32_t num_args,
-                            void* stream) {
-      return plugin::guarded([&] {
-        require(artifact != nullptr, "the artifact");
-        require(args != nullptr || num_args == 0, "the arguments");
-        const Entry& entry = *static_cast<const Entry*>(user_data);
-        if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
-        entry.backend->launch(entry.descriptor, *artifact,
-                              std::span(args, num_args), stream);
-      });
-    }
-    static jw_status prepare(void* user_data, const jw_artifact_view* artifact,
-                             void** out_prepared) {
-      return plugin::guarded([&] {
-        require(artifact != nullptr, "the artifact");
-        require(out_prepared != nullptr, "the prepared launch's out pointer");
-        const Entry& entry = *static_cast<const Entry*>(user_data);
-        if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
-        *out_prepared =
-            entry.backend->prepare(entry.descriptor, *artifact).release();
-      });
-    }
-    static jw_status launch_prepared(void* user_data, void* prepared,
-                                     const jw_arg_value* args,
-                                     uint32_t num_args, void* stream) {
-      return plugin::guarded([&] {
-        const Entry& entry = *static_cast<const Entry*>(user_data);
-        entry.backend->launch_prepared(*static_cast<PreparedLaunch*>(prepared),
-                                       std::span(args, num_args), stream);
-      });
-    }
-    static void release_prepared(void*, void* prepared) {
-      GpuBackend::release(static_cast<PreparedLaunch*>(prepared));
-    }
-    static jw_status describe(void* user_data, const jw_compile_key_view* key,
-                              const jw_text_sink* out) {
-      return plugin::guarded([&] {
-        require(key != nullptr, "the compile key");
-        const Entry& entry = *static_cast<const Entry*>(user_data);
-        check_kernel(entry, *key);
-        plugin::append(out, entry.backend->describe(entry.descriptor, *key));
-      });
-    }
-    static jw_status fingerprint(void* user_data,
-                                 const jw_compile_key_view* key,
-                                 const jw_text_sink* out) {
-      return plugin::guarded([&] {
-        require(key != nullptr, "the compile key");
-        const Entry& entry = *static_cast<const Entry*>(user_data);
-        check_kernel(entry, *key);
-        plugin::append(out, entry.backend->fingerprint(entry.descriptor, *key));
-      });
-    }
-  };
 
+  static void check_kernel(const Entry& entry, const jw_compile_key_view& key) {
+    const std::string_view expected = entry.descriptor->kernel_name;
+    if (key.kernel_name == nullptr || expected != key.kernel_name) {
+      throw plugin::PluginError(
+          JW_ERROR_INVALID_ARGUMENT,
+          "the " + std::string(expected) +
+              " implementation was given a key for " +
+              (key.kernel_name != nullptr ? key.kernel_name : "(null)"));
+    }
+  }
+  static jw_status compile(void* user_data, const jw_compile_key_view* key,
+                           const jw_artifact_sink* out) {
+    return plugin::guarded([&] {
+      require(key != nullptr, "the compile key");
+      require(out != nullptr && out->emit != nullptr, "the artifact sink");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      check_kernel(entry, *key);
+      const std::shared_ptr<const CompiledKernel> compiled =
+          entry.backend->compile(entry.descriptor, *key);
+      jw_artifact_desc artifact{};
+      artifact.struct_size = sizeof(jw_artifact_desc);
+      artifact.binary = compiled->binary.data();
+      artifact.binary_size = compiled->binary.size();
+      artifact.format = compiled->format.c_str();
+      artifact.entry_point = compiled->entry_point.c_str();
+      plugin::check_host(out->emit(out->ctx, &artifact),
+                         "handing the artifact to the core");
+    });
+  }
+  static jw_status launch(void* user_data, const jw_artifact_view* artifact,
+                          const jw_arg_value* args, uint32_t num_args,
+                          void* stream) {
+    return plugin::guarded([&] {
+      require(artifact != nullptr, "the artifact");
+      require(args != nullptr || num_args == 0, "the arguments");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
+      entry.backend->launch(entry.descriptor, *artifact,
+                            std::span(args, num_args), stream);
+    });
+  }
+  static jw_status prepare(void* user_data, const jw_artifact_view* artifact,
+                           void** out_prepared) {
+    return plugin::guarded([&] {
+      require(artifact != nullptr, "the artifact");
+      require(out_prepared != nullptr, "the prepared launch's out pointer");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      if (artifact->key != nullptr) check_kernel(entry, *artifact->key);
+      *out_prepared =
+          entry.backend->prepare(entry.descriptor, *artifact).release();
+    });
+  }
+  static jw_status launch_prepared(void* user_data, void* prepared,
+                                   const jw_arg_value* args, uint32_t num_args,
+                                   void* stream) {
+    return plugin::guarded([&] {
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      entry.backend->launch_prepared(*static_cast<PreparedLaunch*>(prepared),
+                                     std::span(args, num_args), stream);
+    });
+  }
+  static void release_prepared(void*, void* prepared) {
+    GpuBackend::release(static_cast<PreparedLaunch*>(prepared));
+  }
+  static jw_status describe(void* user_data, const jw_compile_key_view* key,
+                            const jw_text_sink* out) {
+    return plugin::guarded([&] {
+      require(key != nullptr, "the compile key");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      check_kernel(entry, *key);
+      plugin::append(out, entry.backend->describe(entry.descriptor, *key));
+    });
+  }
+  static jw_status fingerprint(void* user_data, const jw_compile_key_view* key,
+                               const jw_text_sink* out) {
+    return plugin::guarded([&] {
+      require(key != nullptr, "the compile key");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      check_kernel(entry, *key);
+      plugin::append(out, entry.backend->fingerprint(entry.descriptor, *key));
+    });
+  }
+};
+
+// The C table of `entry`'s implementation; `names` holds its parameter
+// names and must live as long as the table is read.
+jw_kernel_impl GpuBackend::impl_table(ImplEntry& entry,
+                                      std::vector<const char*>& names) const {
+  names.clear();
+  for (const ExprParam& p : entry.descriptor->params) {
+    names.push_back(p.name.c_str());
+  }
+  jw_kernel_impl impl{};
+  impl.struct_size = sizeof(jw_kernel_impl);
+  impl.kernel_name = entry.descriptor->kernel_name.c_str();
+  impl.platform = description_.platform.c_str();
+  impl.impl_name = description_.impl_name.c_str();
+  impl.param_names = names.data();
+  impl.num_param_names = static_cast<uint32_t>(names.size());
+  impl.user_data = &entry;
+  impl.compile = &KernelCallbacks::compile;
+  impl.launch = &KernelCallbacks::launch;
+  impl.describe = &KernelCallbacks::describe;
+  impl.fingerprint = &KernelCallbacks::fingerprint;
+  impl.prepare = &KernelCallbacks::prepare;
+  impl.launch_prepared = &KernelCallbacks::launch_prepared;
+  impl.release_prepared = &KernelCallbacks::release_prepared;
+  return impl;
+}
+
+void GpuBackend::register_with(const jw_host_api& host) {
+  std::vector<const char*> names;
   for (const Descriptor& descriptor : builtin_descriptors()) {
     entries_.push_back(
         std::make_unique<ImplEntry>(ImplEntry{this, descriptor}));
-    std::vector<const char*> names;
-    for (const ExprParam& p : descriptor->params)
-      names.push_back(p.name.c_str());
-    const std::string& kernel_name = descriptor->kernel_name;
-    jw_kernel_impl impl{};
-    impl.struct_size = sizeof(jw_kernel_impl);
-    impl.kernel_name = kernel_name.c_str();
-    impl.platform = description_.platform.c_str();
-    impl.impl_name = description_.impl_name.c_str();
-    impl.param_names = names.data();
-    impl.num_param_names = static_cast<uint32_t>(names.size());
-    impl.user_data = entries_.back().get();
-    impl.compile = &KernelCallbacks::compile;
-    impl.launch = &KernelCallbacks::launch;
-    impl.describe = &KernelCallbacks::describe;
-    impl.fingerprint = &KernelCallbacks::fingerprint;
-    impl.destroy = nullptr;  // entries live as long as the backend
-    impl.prepare = &KernelCallbacks::prepare;
-    impl.launch_prepared = &KernelCallbacks::launch_prepared;
-    impl.release_prepared = &KernelCallbacks::release_prepared;
-    plugin::check_host(
-        host.register_impl(host.host_ctx, &impl),
-        "registering " + description_.impl_name + " for " + kernel_name);
+    // Built-in entries live as long as the backend: no destroy.
+    const jw_kernel_impl impl = impl_table(*entries_.back(), names);
+    plugin::check_host(host.register_impl(host.host_ctx, &impl),
+                       "registering " + description_.impl_name + " for " +
+                           descriptor->kernel_name);
   }
 
   jw_platform_desc platform{};
@@ -672,6 +742,28 @@ bool GpuBackend::installed(const jw_host_api& host) {
   InstalledBackends& installed = installed_backends();
   std::lock_guard<std::mutex> lock(installed.mutex);
   return installed.by_host.count(&host) != 0;
+}
+
+jw_status GpuBackend::implement_source_kernel_callback(
+    const jw_host_api* host, const jw_source_kernel* kernel,
+    const jw_kernel_schema** out_schema, jw_kernel_impl* out) {
+  return plugin::guarded([&] {
+    require(host != nullptr && kernel != nullptr && out != nullptr,
+            "the host table, the kernel and the out implementation");
+    GpuBackend* backend = nullptr;
+    {
+      InstalledBackends& installed = installed_backends();
+      std::lock_guard<std::mutex> lock(installed.mutex);
+      const auto found = installed.by_host.find(host);
+      if (found != installed.by_host.end()) backend = found->second.get();
+    }
+    if (backend == nullptr) {
+      throw plugin::PluginError(JW_ERROR_INVALID_ARGUMENT,
+                                "implement_source_kernel: this host table "
+                                "has no registered backend");
+    }
+    *out = backend->implement_source_kernel(*kernel, out_schema);
+  });
 }
 
 std::size_t GpuBackend::installed_count() {

@@ -74,6 +74,11 @@ class GpuBackend {
                       const jw_host_api& host);
   static bool installed(const jw_host_api& host);
   static std::size_t installed_count();
+  // jw_plugin_api.implement_source_kernel of a GPU plugin: the installed
+  // backend of `host` implements the kernel.
+  static jw_status implement_source_kernel_callback(
+      const jw_host_api* host, const jw_source_kernel* kernel,
+      const jw_kernel_schema** out_schema, jw_kernel_impl* out);
   // Shuts the backend of `host` down and destroys it (unregister_all).
   static void uninstall(const jw_host_api& host);
   // Shuts every installed backend down and destroys it (plugin shutdown).
@@ -124,14 +129,28 @@ class GpuBackend {
     return memo_.counters();
   }
 
+  // jw_plugin_api.implement_source_kernel: an implementation of a kernel
+  // from source on this backend's platform (its destroy frees what it
+  // holds), and in *schema the schema its descriptor defines, if any.
+  // Throws PluginError naming the descriptor's file:line;
+  // JW_ERROR_UNSUPPORTED when the kernel is not written for this platform.
+  jw_kernel_impl implement_source_kernel(const jw_source_kernel& kernel,
+                                         const jw_kernel_schema** schema);
+
   // Releases device resources (modules, contexts). For plugin shutdown.
   void shutdown();
 
- private:
+ public:
+  // What an implementation's user_data is.
   struct ImplEntry {
     GpuBackend* backend;
     Descriptor descriptor;
   };
+
+ private:
+  struct KernelCallbacks;  // the C callbacks of an implementation
+  jw_kernel_impl impl_table(ImplEntry& entry,
+                            std::vector<const char*>& names) const;
   const RtcCompiler& require_compiler() const;
   // The sources a descriptor's program is made of (the backend's embedded
   // set for the built-in kernels).

@@ -56,6 +56,16 @@ const char* OwnedSchema::keep(std::string text) {
   return strings_.back()->c_str();
 }
 
+void SourceFiles::add(std::string name, std::string text) {
+  names.push_back(std::move(name));
+  texts.push_back(std::move(text));
+  // Views of every file again: the vectors may have moved their strings.
+  views.clear();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    views.push_back(EmbeddedSource{names[i], texts[i]});
+  }
+}
+
 std::string KernelDescriptor::where(int line) const {
   return line > 0 ? origin + ":" + std::to_string(line) : origin;
 }
@@ -65,10 +75,15 @@ std::string KernelDescriptor::where(int line) const {
 class DescriptorReader {
  public:
   DescriptorReader(std::string origin, SchemaLookup schema_of,
-                   const jw_kernel_schema* defined)
+                   const jw_kernel_schema* defined,
+                   std::shared_ptr<const SourceFiles> files)
       : schema_of_(schema_of), defined_(defined) {
     d_ = std::make_shared<KernelDescriptor>();
     d_->origin = std::move(origin);
+    if (files != nullptr) {
+      d_->sources = files->views;
+      d_->files = std::move(files);
+    }
   }
 
   std::shared_ptr<const KernelDescriptor> read(std::string_view text) {
@@ -148,11 +163,32 @@ class DescriptorReader {
   // --- [kernel] and [[param]]
   void kernel_section(const toml::table& root) {
     const toml::table& kernel = table_at(root, "kernel", true);
-    only_keys(kernel, {"name", "summary", "launch_rule", "source", "function"},
-              "kernel");
+    only_keys(
+        kernel,
+        {"name", "summary", "launch_rule", "source", "function", "platforms"},
+        "kernel");
     d_->kernel_name = text_at(kernel, "name", "kernel", true);
-    d_->source = text_at(kernel, "source", "kernel", true);
+    int source_line = 0;
+    d_->source = text_at(kernel, "source", "kernel", true, &source_line);
     d_->function = text_at(kernel, "function", "kernel", true);
+    for_each_in(kernel, "platforms", [&](const toml::node& item) {
+      const auto* name = item.as_string();
+      if (name == nullptr || name->get().empty()) {
+        fail(item, "platforms must be names such as \"cuda\" and \"hip\"");
+      }
+      d_->platforms.push_back(name->get());
+    });
+    if (d_->files != nullptr) {
+      // A kernel from source brings its files: its source and every header
+      // it includes must be among them (the compiler would say so later,
+      // for every key).
+      try {
+        static_cast<void>(find_source(d_->sources, d_->source));
+        static_cast<void>(include_closure(d_->sources, d_->source));
+      } catch (const plugin::PluginError& e) {
+        fail(source_line, e.what());
+      }
+    }
     const jw_kernel_schema* schema = defined_;
     if (const toml::node* params = root.get("param")) {
       auto owned = std::make_shared<OwnedSchema>();
@@ -436,8 +472,9 @@ class DescriptorReader {
 
 std::shared_ptr<const KernelDescriptor> parse_kernel_descriptor(
     std::string_view toml_text, std::string origin, SchemaLookup schema_of,
-    const jw_kernel_schema* defined) {
-  return DescriptorReader(std::move(origin), schema_of, defined)
+    const jw_kernel_schema* defined, std::shared_ptr<const SourceFiles> files) {
+  return DescriptorReader(std::move(origin), schema_of, defined,
+                          std::move(files))
       .read(toml_text);
 }
 

@@ -71,11 +71,22 @@ struct DescriptorExtraArg {
   int line = 0;
 };
 
+// The files of a kernel from source, owned: what a descriptor's `sources`
+// views.
+struct SourceFiles {
+  std::vector<std::string> names, texts;
+  std::vector<EmbeddedSource> views;  // into names and texts
+  void add(std::string name, std::string text);
+};
+
 struct KernelDescriptor {
   std::string origin;       // "plugins/common/kernels/rms_norm.toml", ...
   std::string kernel_name;  // the schema's fully qualified name
   std::string source;       // the source file the kernel's program is
   std::string function;     // the __global__ function (template)
+  // The platforms it is written for ("cuda", "hip"); empty: every platform
+  // that compiles from source.
+  std::vector<std::string> platforms;
   // Set when the descriptor defines its schema ([[param]] tables).
   std::shared_ptr<const OwnedSchema> schema;
   // The files its program is made of (the source and the headers it
@@ -108,9 +119,12 @@ using SchemaLookup = const jw_kernel_schema* (*)(std::string_view kernel_name);
 // origin:line. `schema_of` finds schemas defined elsewhere (the kernel set);
 // `defined` (optional) is the schema the host already defined for this
 // descriptor, which wins over [[param]] tables and the lookup.
+// `files` (optional): the kernel's own files (a kernel from source), which
+// must hold its source and every header the source includes.
 std::shared_ptr<const KernelDescriptor> parse_kernel_descriptor(
     std::string_view toml_text, std::string origin, SchemaLookup schema_of,
-    const jw_kernel_schema* defined = nullptr);
+    const jw_kernel_schema* defined = nullptr,
+    std::shared_ptr<const SourceFiles> files = nullptr);
 
 // The built-in kernels' descriptors (the embedded kernels/*.toml), parsed
 // once per process; throws if one of them is malformed (a build error,

@@ -100,10 +100,20 @@ void shutdown() {
   plugin::host_tables().detach_all();
 }
 
-const jw_plugin_api kPluginApi = {
-    sizeof(jw_plugin_api), nullptr,   kPluginName,     kPluginVersion,
-    &register_all,         &shutdown, &unregister_all,
-};
+// Zero first, then the fields this plugin sets: fields appended to the ABI
+// later stay zero (and compilers do not warn about missing initializers).
+const jw_plugin_api kPluginApi = [] {
+  jw_plugin_api api{};
+  api.struct_size = sizeof(jw_plugin_api);
+  api.name = kPluginName;
+  api.version = kPluginVersion;
+  api.register_all = &register_all;
+  api.shutdown = &shutdown;
+  api.unregister_all = &unregister_all;
+  api.implement_source_kernel =
+      &gpu::GpuBackend::implement_source_kernel_callback;
+  return api;
+}();
 
 }  // namespace
 }  // namespace jitwarm::hip

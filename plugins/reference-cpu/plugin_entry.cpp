@@ -210,12 +210,18 @@ void shutdown() {
   plugin::host_tables().detach_all();
 }
 
-const jw_plugin_api kPluginApi{
-    sizeof(jw_plugin_api), nullptr,
-    kPluginName.data(),    JITWARM_REFERENCE_CPU_VERSION,
-    &register_all,         &shutdown,
-    &unregister_all,
-};
+// Zero first, then the fields this plugin sets: fields appended to the ABI
+// later stay zero (and compilers do not warn about missing initializers).
+const jw_plugin_api kPluginApi = [] {
+  jw_plugin_api api{};
+  api.struct_size = sizeof(jw_plugin_api);
+  api.name = kPluginName.data();
+  api.version = JITWARM_REFERENCE_CPU_VERSION;
+  api.register_all = &register_all;
+  api.shutdown = &shutdown;
+  api.unregister_all = &unregister_all;
+  return api;
+}();
 
 }  // namespace
 }  // namespace jitwarm::reference_cpu

@@ -462,9 +462,17 @@ extern "C" int fake_vendor_library_version(void);
 int g_vendor = fake_vendor_library_version();
 #endif
 
-const jw_plugin_api kApi = {
-    sizeof(jw_plugin_api), nullptr,   FAKE_PLUGIN_NAME, "0.0.1",
-    register_all,          kShutdown, nullptr};
+// Zero first, then the fields this plugin sets: fields appended to the ABI
+// later stay zero (and compilers do not warn about missing initializers).
+const jw_plugin_api kApi = [] {
+  jw_plugin_api api{};
+  api.struct_size = sizeof(jw_plugin_api);
+  api.name = FAKE_PLUGIN_NAME;
+  api.version = "0.0.1";
+  api.register_all = register_all;
+  api.shutdown = kShutdown;
+  return api;
+}();
 
 }  // namespace
 

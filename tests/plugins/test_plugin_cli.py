@@ -41,7 +41,7 @@ try:
         if os.path.exists(report):
             os.remove(report)
         code, out, err = run("conformance", "--plugin", WRONG, "--kernel", "rms_norm",
-                             "--json", report, plugin_path=path)
+                             "--json-file", report, plugin_path=path)
         results = json.load(open(report))["results"] if os.path.exists(report) else []
         check(f"conformance fails an rms_norm off by 1% {name} (exit 1)",
               code == 1 and results, out[-500:] + err)

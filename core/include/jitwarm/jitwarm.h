@@ -493,6 +493,27 @@ typedef struct jw_host_api {
 /* ------------------------------------------------------------------------ */
 /* The plugin entry point and its handshake (R6)                            */
 /* ------------------------------------------------------------------------ */
+/* A file of a source kernel: its name (as #include "..." names it) and its
+ * bytes. Borrowed for the call. */
+typedef struct jw_source_file {
+  const char* name;
+  const char* text;
+  size_t size;
+} jw_source_file;
+
+/* A kernel from source: its descriptor (TOML, docs/kernel-descriptors.md)
+ * and the files its program is made of (the source the descriptor names and
+ * the headers it includes). Borrowed for the call: copy what you keep. */
+typedef struct jw_source_kernel {
+  uint32_t struct_size; /* sizeof(jw_source_kernel) */
+  const void* next;
+  const char* origin; /* the descriptor's path, or "host: ..." */
+  const char* descriptor;
+  size_t descriptor_size;
+  const jw_source_file* files;
+  uint32_t num_files;
+} jw_source_kernel;
+
 typedef struct jw_plugin_api {
   uint32_t struct_size; /* sizeof(jw_plugin_api) */
   const void* next;
@@ -513,6 +534,21 @@ typedef struct jw_plugin_api {
    * the registration). Free what that registration made; the table is
    * invalid afterwards. */
   void (*unregister_all)(const jw_host_api* host);
+  /* Optional (read only when struct_size covers it): implement a kernel
+   * from source, for plugins that compile source at run time (CUDA, HIP;
+   * docs/kernel-descriptors.md). The core calls it, for the runtime of
+   * `host`, with every source kernel it knows: those of its kernel
+   * directories and every one a host registers, whenever the plugin or the
+   * kernel arrives. The plugin reads the descriptor and fills `out` with an
+   * implementation for its platform, which the core copies as register_impl
+   * does (its destroy runs when the kernel is removed); when the descriptor
+   * defines its schema, it sets *out_schema (read during the call only).
+   * JW_ERROR_UNSUPPORTED: the kernel is not for this platform. Any other
+   * error says why, naming descriptor file:line (set_error). */
+  jw_status (*implement_source_kernel)(const jw_host_api* host,
+                                       const jw_source_kernel* kernel,
+                                       const jw_kernel_schema** out_schema,
+                                       jw_kernel_impl* out);
 } jw_plugin_api;
 
 typedef struct jw_plugin_negotiation {
@@ -581,6 +617,14 @@ JITWARM_EXPORT jw_status
 jw_register_kernels(jw_runtime* runtime, const jw_kernel_override* overrides,
                     uint32_t num_overrides, jw_registration** out_registration);
 JITWARM_EXPORT void jw_registration_release(jw_registration* registration);
+
+/* A kernel from source (docs/kernel-descriptors.md): every loaded plugin
+ * that compiles source, and every one loaded later, implements it.
+ * *out_registration is owned by the caller; jw_registration_release removes
+ * the implementations (a schema the descriptor defined stays). */
+JITWARM_EXPORT jw_status
+jw_register_source_kernel(jw_runtime* runtime, const jw_source_kernel* kernel,
+                          jw_registration** out_registration);
 
 /* ======================================================================== */
 /* Host application API, continued: everything a host does through         */

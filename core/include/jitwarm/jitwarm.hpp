@@ -181,6 +181,9 @@ class KernelSchema {
   const std::vector<ParamDesc>& params() const { return params_; }
   // Index of a parameter, or -1.
   int index_of(std::string_view param_name) const;
+  // The same name and parameters (kinds, flags, dtypes, ranks, defaults,
+  // dtype rules), whoever defined it.
+  bool same_parameters(const KernelSchema& other) const;
   // Index of the parameter params()[param].same_dtype_as names, or -1
   // (resolved once, so the launch path compares no names).
   int same_dtype_index(std::size_t param) const {
@@ -239,9 +242,24 @@ struct PluginLoadRecord {
   std::vector<std::string> dropped = {};
 };
 
+// A kernel descriptor of a kernel directory (docs/kernel-descriptors.md):
+// implemented by the plugins that compile from source, or rejected and why
+// (file:line for descriptors). A bad one never affects the others.
+struct KernelFileRecord {
+  std::string path;
+  bool loaded = false;
+  std::string kernel;                  // its schema's name, once read
+  std::vector<std::string> platforms;  // where it got an implementation
+  std::string detail;                  // why not, or what was skipped
+};
+
 struct PluginLoadReport {
   std::vector<std::string> searched_directories;
   std::vector<PluginLoadRecord> records;
+  // Kernels from source found in the kernel directories (read after the
+  // plugins, so every plugin that compiles source implements them).
+  std::vector<std::string> kernel_directories = {};
+  std::vector<KernelFileRecord> kernel_files = {};
   std::size_t loaded_count() const;
   std::size_t rejected_count() const;
   std::string to_text() const;
@@ -261,12 +279,32 @@ struct PluginLoadOptions {
   // rejects the candidate as crashed_in_probe with that detail, and it is
   // not loaded (`jitwarm plugins --isolated` probes each in a child).
   std::function<std::optional<std::string>(const std::string& path)> vet = {};
+  // Kernel directories to read after the plugins (descriptors and their
+  // sources, docs/kernel-descriptors.md). Empty: JITWARM_KERNEL_PATH, then
+  // installed_kernel_directory(); {""}: none.
+  std::vector<std::string> kernel_path = {};
 };
 
 // The installed plugin directory (<libdir>/jitwarm/plugins).
 std::string installed_plugin_directory();
 // JITWARM_PLUGIN_PATH's entries, then installed_plugin_directory().
 std::vector<std::string> default_plugin_search_path();
+// The installed kernel directory (<datadir>/jitwarm/kernels).
+std::string installed_kernel_directory();
+// JITWARM_KERNEL_PATH's entries, then installed_kernel_directory().
+std::vector<std::string> default_kernel_path();
+
+// A kernel from source (docs/kernel-descriptors.md): its descriptor (TOML)
+// and the files its program is made of, by the names its #include lines use.
+struct SourceKernel {
+  std::string descriptor;
+  std::vector<std::pair<std::string, std::string>> files;  // name, text
+  std::string origin;  // for messages: the descriptor's path, or the host's
+};
+// A kernel directory's kernel: the descriptor file and the source files
+// beside it (.cu, .cuh, .h, .hpp, .hip, .inc). Throws Error(JW_ERROR_IO)
+// naming the file it cannot read.
+SourceKernel read_source_kernel(const std::string& descriptor_path);
 
 // ---------------------------------------------------------------------------
 // Registry views
@@ -572,6 +610,12 @@ class Runtime {
   // Host overrides. All or nothing: on error nothing is registered.
   RegistrationHandle register_kernels(std::vector<KernelOverride> overrides,
                                       std::string origin = "host");
+  // A kernel from source: every loaded plugin that compiles source (and
+  // every one loaded later) implements it on its platform; its descriptor
+  // may define its schema. Throws Error naming the descriptor's file:line
+  // when no plugin can take it. The handle removes the implementations
+  // (the schema, once defined, stays: docs/kernel-descriptors.md).
+  RegistrationHandle register_source_kernel(SourceKernel kernel);
 
   // Compile-only warmup into the launch path's cache.
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,
