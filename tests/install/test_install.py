@@ -3,13 +3,23 @@
 package.
 
 Usage:
-  test_install.py layout   MESON BUILD_ROOT SOURCE_ROOT
+  test_install.py layout   MESON BUILD_ROOT SOURCE_ROOT [CXX...]
+  test_install.py examples MESON BUILD_ROOT SOURCE_ROOT meson|cmake
 
 layout: every file lands where docs/plugin-sdk.md says (benchmarks in
-libexec, not bin; docs, manifest, man page, version script, pkg-config and
-CMake files), the pkg-config variables point at installed files, and
-find_package(jitwarm) gives the imported targets, the variables and the
-version answers the CMake package promises.
+libexec, not bin; headers, docs, manifest, man page, version script, export
+check, pkg-config and CMake files), the pkg-config variables point at
+installed files, find_package(jitwarm) gives the imported targets, the
+variables and the version answers the CMake package promises, and (given a
+compiler command) every installed plugin SDK header compiles on its own
+with nothing but the installed include directory.
+
+examples: builds examples/host-app and examples/vendor-plugin out of tree
+with the named build system against the installed copy only, then runs
+them: the host application warms, seals and launches with the installed
+plugins; the vendor plugin exports one symbol (the installed
+check-plugin-exports says so) and passes the installed `jitwarm
+conformance` with its expectations file.
 
 Each run installs into its own temporary directory (`meson install
 --destdir`), so runs do not interfere; nothing outside it is written.
@@ -103,7 +113,7 @@ def same_file(installed, source, problems):
         problems.append(f"differs from {source}: {installed}")
 
 
-def check_layout(install, source_root):
+def check_layout(install, source_root, cxx):
     problems = []
     prefix = install.prefix
     bindir, libdir = install.dir("bindir"), install.dir("libdir")
@@ -137,6 +147,28 @@ def check_layout(install, source_root):
     same_file(datadir / "jitwarm" / "plugin.map",
               source_root / "plugins" / "plugin.map", problems)
 
+    # The public headers, as in the tree (the SDK among them).
+    includedir = install.dir("includedir")
+    public = source_root / "core" / "include"
+    headers = sorted(p.relative_to(public) for p in public.rglob("*.h*"))
+    for header in headers:
+        same_file(includedir / header, public / header, problems)
+    problems += check_headers_alone(includedir, headers, cxx,
+                                    install.destdir.parent)
+
+    checker = libexec / "check-plugin-exports"
+    if not os.access(checker, os.X_OK):
+        problems.append(f"missing or not executable: {checker}")
+    else:
+        plugin = libdir / "jitwarm" / "plugins" / "libjitwarm-reference-cpu.so"
+        accepted = subprocess.run([checker, plugin], capture_output=True,
+                                  check=False).returncode == 0
+        refused = subprocess.run([checker, libdir / "libjitwarm.so"],
+                                 capture_output=True, check=False).returncode
+        if not accepted or refused != 1:
+            problems.append(f"{checker} does not tell a plugin (accepted: "
+                            f"{accepted}) from libjitwarm (exit {refused})")
+
     man_page = install.dir("mandir") / "man1" / "jitwarm.1"
     if not man_page.is_file() or \
             not man_page.read_text(encoding="utf-8").startswith(".TH JITWARM 1"):
@@ -152,7 +184,8 @@ def check_layout(install, source_root):
             ("jitwarm", "plugindir", libdir / "jitwarm" / "plugins"),
             ("jitwarm-plugin", "plugindir", libdir / "jitwarm" / "plugins"),
             ("jitwarm-plugin", "version_script",
-             datadir / "jitwarm" / "plugin.map")):
+             datadir / "jitwarm" / "plugin.map"),
+            ("jitwarm-plugin", "check_exports", checker)):
         value = run(["pkg-config", f"--variable={variable}", package],
                     env=env, what="pkg-config").strip()
         if not value or Path(value).resolve() != expected.resolve():
@@ -178,6 +211,31 @@ def check_layout(install, source_root):
     print(f"ok   install layout under {prefix}")
 
 
+def check_headers_alone(includedir, headers, cxx, scratch):
+    """Each header compiles as the only include of a translation unit, with
+    nothing but the installed include directory: it includes what it uses,
+    and only installed headers."""
+    if not cxx:
+        print("skip the headers-alone check: no compiler given")
+        return []
+    if not any(h.as_posix() == "jitwarm/plugin.hpp" for h in headers):
+        return ["the plugin SDK (jitwarm/plugin.hpp) is not among the headers"]
+    problems = []
+    for header in headers:
+        source = scratch / "header-alone.cpp"
+        source.write_text(f"#include <{header.as_posix()}>\n", encoding="utf-8")
+        result = subprocess.run(
+            [*cxx, "-std=c++20", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+             "-I" + str(includedir), str(source)],
+            capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            problems.append(f"<{header.as_posix()}> does not compile alone:\n"
+                            f"{result.stderr}")
+    if not problems:
+        print(f"ok   {len(headers)} public headers compile alone")
+    return problems
+
+
 # find_package(jitwarm) from a CMake project: the imported targets and
 # variables, and which version requests the install satisfies.
 CMAKE_PROBE = """
@@ -197,6 +255,7 @@ message(STATUS "probe link_options=${link_options}")
 message(STATUS "probe includes=${includes}")
 message(STATUS "probe plugin_dir=${jitwarm_PLUGIN_DIR}")
 message(STATUS "probe version_script=${jitwarm_VERSION_SCRIPT}")
+message(STATUS "probe check_exports=${jitwarm_CHECK_EXPORTS}")
 message(STATUS "probe version=${jitwarm_VERSION}")
 foreach(request IN ITEMS @VERSION@ 0.0 0.999 1.0 0.0...9.0 @SERIES@...<9.0)
   unset(jitwarm_FOUND)
@@ -226,6 +285,8 @@ def check_cmake_package(install):
     found = dict(re.findall(r"-- probe (.+?)=(.*)", output))
     libdir = install.dir("libdir")
     expect_paths = {
+        "check_exports": install.dir("libexecdir") / "jitwarm" /
+        "check-plugin-exports",
         "library": libdir / "libjitwarm.so",
         "includes": install.dir("includedir"),
         "plugin_dir": libdir / "jitwarm" / "plugins",
@@ -253,15 +314,86 @@ def check_cmake_package(install):
     return problems
 
 
+# --- the examples, built out of tree against the install --------------------
+
+def configure_and_build(tool, source, build, install):
+    env = install.environment()
+    if tool == "meson":
+        run([install.meson, "setup", build, source], env=env,
+            what=f"meson setup {source.name}")
+        run([install.meson, "compile", "-C", build], env=env,
+            what=f"meson compile {source.name}")
+    else:
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        run(["cmake", "-S", source, "-B", build, *generator], env=env,
+            what=f"cmake configure {source.name}")
+        run(["cmake", "--build", build], env=env,
+            what=f"cmake --build {source.name}")
+
+
+def build_examples(install, source_root, work, tool):
+    examples = source_root / "examples"
+    env = install.environment()
+
+    host_build = work / f"{tool}-host-app"
+    configure_and_build(tool, examples / "host-app", host_build, install)
+    output = run([host_build / "jitwarm-example-host"], env=env,
+                 what="the example host")
+    loaded = re.search(r"(\d+) plugin\(s\) loaded", output)
+    if not loaded or int(loaded.group(1)) == 0 or \
+            "compiles during serving: 0" not in output:
+        raise Failure(f"the example host did not warm and serve from the "
+                      f"installed plugins:\n{output}")
+    print(f"ok   {tool}: examples/host-app built and served "
+          f"({loaded.group(1)} installed plugin(s))")
+
+    plugin_build = work / f"{tool}-vendor-plugin"
+    configure_and_build(tool, examples / "vendor-plugin", plugin_build, install)
+    plugin = plugin_build / "libjitwarm-example-vendor.so"
+    if not plugin.is_file():
+        raise Failure(f"{tool} built no {plugin}")
+    # Its own test: the installed check-plugin-exports, found through the
+    # package (pkg-config check_exports, CMake jitwarm_CHECK_EXPORTS).
+    if tool == "meson":
+        run([install.meson, "test", "-C", plugin_build], env=env,
+            what="meson test (the plugin's export check)")
+    else:
+        run(["ctest", "--test-dir", plugin_build, "--output-on-failure"],
+            env=env, what="ctest (the plugin's export check)")
+    # The installed tool and reference plugin test it; its rms_norm is wrong
+    # on purpose and declared so in its expectations file.
+    output = run([install.dir("bindir") / "jitwarm", "conformance",
+                  "--plugin", plugin, "--expectations",
+                  examples / "vendor-plugin" / "expected-failures.toml"],
+                 env=env, what="jitwarm conformance of the example plugin")
+    summary = re.search(r"conformance: (\d+) passed, (\d+) failed", output)
+    if not summary or int(summary.group(1)) == 0:
+        raise Failure(f"conformance of the example plugin ran nothing:\n{output}")
+    print(f"ok   {tool}: examples/vendor-plugin built, exports one symbol, "
+          f"conformance {summary.group(1)} passed, {summary.group(2)} failed")
+
+
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] != "layout":
+    modes = {"layout": range(5, 1000), "examples": [6]}
+    if len(sys.argv) < 2 or sys.argv[1] not in modes or \
+            len(sys.argv) not in modes[sys.argv[1]]:
         print(__doc__)
         return 2
-    meson, build_root, source_root = sys.argv[2:5]
-    work = tempfile.mkdtemp(prefix="jitwarm-install-test-")
+    mode, meson, build_root, source_root = sys.argv[1:5]
+    if mode == "examples" and sys.argv[5] not in ("meson", "cmake"):
+        print(__doc__)
+        return 2
+    if mode == "examples" and sys.argv[5] == "cmake" and \
+            shutil.which("cmake") is None:
+        print("cmake not found (Debian package cmake)")
+        return 77
+    work = Path(tempfile.mkdtemp(prefix="jitwarm-install-test-"))
     try:
-        install = Install(meson, build_root, Path(work) / "destdir")
-        check_layout(install, source_root)
+        install = Install(meson, build_root, work / "destdir")
+        if mode == "layout":
+            check_layout(install, Path(source_root), sys.argv[5:])
+        else:
+            build_examples(install, Path(source_root), work, sys.argv[5])
         return 0
     except Failure as e:
         print(f"FAIL {e}")
