@@ -309,8 +309,25 @@ def check_cmake_package(install):
         if (got.upper() in ("1", "TRUE", "ON", "YES")) != (want == "1"):
             problems.append(f"find_package(jitwarm {request}) gave "
                             f"'{got}', expected {'found' if want == '1' else 'not found'}")
+    # A partial install: the package is not found, and says what is missing.
+    version_script = Path(expect_paths["version_script"])
+    saved = version_script.read_bytes()
+    version_script.unlink()
+    try:
+        partial = subprocess.run(
+            ["cmake", "-S", probe, "-B", probe / "build-partial"],
+            env=install.environment(), capture_output=True, text=True,
+            check=False)
+    finally:
+        version_script.write_bytes(saved)
+    # (CMake wraps the message: any whitespace between the words.)
+    if partial.returncode == 0 or not re.search(
+            r"plugin\.map\s+is\s+missing", partial.stdout + partial.stderr):
+        problems.append("find_package(jitwarm) with plugin.map missing did not "
+                        "fail naming it:\n" + partial.stdout + partial.stderr)
     if not problems:
-        print("ok   find_package(jitwarm): targets, variables, versions")
+        print("ok   find_package(jitwarm): targets, variables, versions, "
+              "a partial install refused")
     return problems
 
 
