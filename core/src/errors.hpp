@@ -4,6 +4,7 @@
 #pragma once
 
 #include <jitwarm/jitwarm.hpp>
+#include <jitwarm/plugin/raw_enum.hpp>
 
 #include <fmt/format.h>
 
@@ -27,16 +28,11 @@ template <typename... Args>
   throw Error(status, fmt::format(format, std::forward<Args>(args)...));
 }
 
-// The integer inside an enum that arrived through the C ABI. A C caller may
-// put any value there, and loading an out-of-range value as the enum type is
-// undefined behaviour in C++, so every enum from outside is read through this
-// (and range-checked) before it is used as its type.
-template <typename Enum>
-int raw_enum(const Enum& value) {
-  std::underlying_type_t<Enum> raw;
-  std::memcpy(&raw, &value, sizeof raw);
-  return static_cast<int>(raw);
-}
+// The integer inside an enum that arrived through the C ABI, read without
+// loading it as the enum (jitwarm/plugin/raw_enum.hpp says why): every enum
+// from outside is read through this (and range-checked) before it is used
+// as its type. The plugin SDK's, so the core and plugins read C enums alike.
+using ::jitwarm::plugin::raw_enum;
 
 // Runs `body`; on an exception records its message as the last error and
 // returns its status.

@@ -14,18 +14,17 @@
 //                 so expected-failures.toml stays stable.)
 //
 // It defines no schema (the CPU reference plugin defines the ten), reads
-// its arguments in schema order (KERNELS.md), and includes only jitwarm.h
-// plus two header-only helpers from plugins/common.
+// its arguments in schema order (docs/kernels.md), and includes only the
+// installed headers: jitwarm.h and the plugin SDK, jitwarm/plugin.hpp
+// (docs/plugin-sdk.md). It builds out of this tree with Meson or CMake.
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin.hpp>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
-
-#include "float16.hpp"
-#include "plugin_support.hpp"
 
 JITWARM_DEFINE_PLUGIN_HOST_API()
 
@@ -304,12 +303,9 @@ jw_status synchronize(void*, int32_t, void*) {
 }
 
 jw_status register_all(const jw_host_api* host) {
-  if (host == nullptr || host->register_impl == nullptr ||
-      host->register_platform == nullptr) {
-    return JW_ERROR_INVALID_ARGUMENT;
-  }
-  jitwarm::plugin::host_api() = host;
-  return guarded([&] {
+  // Checks and attaches the host table (log and set_error go through it),
+  // and detaches it again if anything below fails.
+  return jitwarm::plugin::register_with_host(host, kImplName, [&] {
     for (const KernelEntry& entry : kKernels) {
       jw_kernel_impl impl{};
       impl.struct_size = sizeof impl;
@@ -338,6 +334,11 @@ jw_status register_all(const jw_host_api* host) {
   });
 }
 
+// Everything registered is static: a runtime's end only detaches its table.
+void unregister_all(const jw_host_api* host) {
+  jitwarm::plugin::host_tables().detach(host);
+}
+
 // Zero first, then the fields this plugin sets: fields appended to the ABI
 // later stay zero (and compilers do not warn about missing initializers).
 const jw_plugin_api kPlugin = [] {
@@ -346,6 +347,7 @@ const jw_plugin_api kPlugin = [] {
   api.name = "jitwarm-example-vendor";
   api.version = "0.1.0";
   api.register_all = &register_all;
+  api.unregister_all = &unregister_all;
   return api;
 }();
 
@@ -354,11 +356,6 @@ const jw_plugin_api kPlugin = [] {
 
 extern "C" JITWARM_EXPORT jw_status
 jitwarm_plugin_negotiate(jw_plugin_negotiation* negotiation) {
-  if (negotiation == nullptr || negotiation->core_max_version < 1 ||
-      negotiation->core_min_version > 1) {
-    return JW_ERROR_ABI_MISMATCH;
-  }
-  negotiation->plugin_version = 1;
-  negotiation->plugin = &example_vendor::kPlugin;
-  return JW_OK;
+  return jitwarm::plugin::answer_negotiation(negotiation,
+                                             &example_vendor::kPlugin);
 }

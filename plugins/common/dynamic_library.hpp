@@ -5,7 +5,7 @@
 // the symbol and the library (jitify2's typed-wrapper habit).
 #pragma once
 
-#include "plugin_support.hpp"
+#include <jitwarm/plugin.hpp>
 
 #include <initializer_list>
 #include <memory>

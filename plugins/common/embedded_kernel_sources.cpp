@@ -1,7 +1,7 @@
 // Lookup and include closure over a set of kernel sources.
 #include "embedded_kernel_sources.hpp"
 
-#include "plugin_support.hpp"
+#include <jitwarm/plugin.hpp>
 
 #include <algorithm>
 #include <string>

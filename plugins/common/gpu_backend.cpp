@@ -2,9 +2,10 @@
 // fingerprint on top of the compiler and driver interfaces.
 #include "gpu_backend.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "kernel_set.hpp"
 #include "key_params.hpp"
-#include "plugin_support.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

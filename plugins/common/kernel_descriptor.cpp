@@ -3,10 +3,10 @@
 // against the schema's parameters and the values defined before it.
 #include "kernel_descriptor.hpp"
 
-#include "dtype_table.hpp"
+#include <jitwarm/plugin.hpp>
+
 #include "embedded_kernel_sources.hpp"
 #include "kernel_set.hpp"
-#include "plugin_support.hpp"
 #include "toml_parser.hpp"
 
 #include <algorithm>

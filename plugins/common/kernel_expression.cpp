@@ -2,9 +2,9 @@
 // with type checking, and an evaluator over a flat node array.
 #include "kernel_expression.hpp"
 
-#include "dtype_table.hpp"
+#include <jitwarm/plugin.hpp>
+
 #include "kernel_instantiation.hpp"
-#include "plugin_support.hpp"
 
 #include <algorithm>
 #include <array>

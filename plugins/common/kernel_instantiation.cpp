@@ -2,9 +2,9 @@
 // [compile] section (checks, values, template arguments, defines).
 #include "kernel_instantiation.hpp"
 
-#include "dtype_table.hpp"
+#include <jitwarm/plugin.hpp>
+
 #include "key_params.hpp"
-#include "plugin_support.hpp"
 
 namespace jitwarm::gpu {
 

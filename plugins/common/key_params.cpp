@@ -1,7 +1,7 @@
 // KeyParams: validation of a compile key against its schema.
 #include "key_params.hpp"
 
-#include "plugin_support.hpp"
+#include <jitwarm/plugin.hpp>
 
 namespace jitwarm::gpu {
 namespace {

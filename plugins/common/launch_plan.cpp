@@ -4,9 +4,10 @@
 // the descriptor's [launch] section, then the kernel parameters.
 #include "launch_plan.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "kernel_instantiation.hpp"
 #include "key_params.hpp"
-#include "plugin_support.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -4,8 +4,9 @@
 // loaded and builds error text only when a call fails.
 #include "cuda_device_driver.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "cuda_target.hpp"
-#include "plugin_support.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -7,12 +7,12 @@
 // is rejected only when neither NVRTC nor the driver can be opened, since it
 // could then neither compile nor launch.
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin.hpp>
 
 #include "cuda_device_driver.hpp"
 #include "cuda_target.hpp"
 #include "gpu_backend.hpp"
 #include "nvrtc_compiler.hpp"
-#include "plugin_support.hpp"
 
 #include <cstddef>
 #include <memory>

@@ -1,7 +1,7 @@
 // parse_cuda_target: the one place that knows CUDA target spellings.
 #include "cuda_target.hpp"
 
-#include "plugin_support.hpp"
+#include <jitwarm/plugin.hpp>
 
 #include <cctype>
 #include <string>

@@ -1,7 +1,7 @@
 // NvrtcCompiler: one nvrtcProgram per compile, destroyed on every path.
 #include "nvrtc_compiler.hpp"
 
-#include "plugin_support.hpp"
+#include <jitwarm/plugin.hpp>
 
 #include <algorithm>
 #include <cctype>

@@ -3,11 +3,12 @@
 // the code object's kernels.
 #include "clang_hip_compiler.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "child_process.hpp"
 #include "code_object.hpp"
 #include "hip_libraries.hpp"
 #include "hip_target.hpp"
-#include "plugin_support.hpp"
 
 #include <unistd.h>
 

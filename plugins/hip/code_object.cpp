@@ -1,8 +1,9 @@
 // read_code_object, the lowered-name markers and the template-prefix rule.
 #include "code_object.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "elf_symbols.hpp"
-#include "plugin_support.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,8 +1,9 @@
 // HipCompiler: the per-target choice between hiprtc and clang.
 #include "hip_compiler.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "hip_target.hpp"
-#include "plugin_support.hpp"
 
 namespace jitwarm::hip {
 

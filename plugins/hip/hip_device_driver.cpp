@@ -7,9 +7,10 @@
 // a machine without an AMD GPU, where every path ends in "no device".
 #include "hip_device_driver.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "hip_libraries.hpp"
 #include "hip_target.hpp"
-#include "plugin_support.hpp"
 
 #include <sys/stat.h>
 

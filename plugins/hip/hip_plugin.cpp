@@ -8,12 +8,12 @@
 // driver (the load report then says "compile-only"); it is rejected only
 // when it could neither compile nor launch.
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin.hpp>
 
 #include "gpu_backend.hpp"
 #include "hip_compiler.hpp"
 #include "hip_device_driver.hpp"
 #include "hip_target.hpp"
-#include "plugin_support.hpp"
 
 #include <cstddef>
 #include <memory>

@@ -2,7 +2,7 @@
 // wavefront width per processor family.
 #include "hip_target.hpp"
 
-#include "plugin_support.hpp"
+#include <jitwarm/plugin.hpp>
 
 #include <cctype>
 #include <optional>

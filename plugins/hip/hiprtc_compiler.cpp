@@ -2,9 +2,10 @@
 // the comgr gate before any hiprtc call.
 #include "hiprtc_compiler.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "code_object.hpp"
 #include "hip_libraries.hpp"
-#include "plugin_support.hpp"
 
 #include <mutex>
 

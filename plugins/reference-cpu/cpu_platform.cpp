@@ -2,12 +2,13 @@
 // Each goes through plugin::guarded, so no exception crosses the C ABI.
 #include "cpu_platform.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "param_reader.hpp"
-#include "plugin_support.hpp"
 #include "reference_cpu.hpp"
 
 namespace jitwarm::reference_cpu {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin.hpp>
 
 #include <array>
 #include <cstdint>
@@ -21,7 +22,6 @@
 #include <type_traits>
 
 #include "dtype_info.hpp"
-#include "plugin_support.hpp"
 
 namespace jitwarm::reference_cpu {
 

@@ -5,12 +5,13 @@
 //
 // Every callback runs its body through plugin::guarded, so no exception
 // crosses the C ABI; the C++ work is in reference_cpu.cpp.
+#include <jitwarm/plugin.hpp>
+
 #include <cstddef>
 
 #include "cpu_platform.hpp"
 #include "kernel_definitions.hpp"
 #include "kernel_set.hpp"
-#include "plugin_support.hpp"
 #include "reference_cpu.hpp"
 
 JITWARM_DEFINE_PLUGIN_HOST_API()
@@ -20,9 +21,6 @@ namespace {
 
 using plugin::guarded;
 using plugin::PluginError;
-
-// The ABI version this plugin speaks (the only one there is so far).
-constexpr uint32_t kPluginAbiVersion = 1;
 
 const KernelDefinition& definition_of(void* user_data) {
   if (user_data == nullptr) {
@@ -228,25 +226,6 @@ const jw_plugin_api kPluginApi = [] {
 
 extern "C" JITWARM_EXPORT jw_status
 jitwarm_plugin_negotiate(jw_plugin_negotiation* negotiation) {
-  using jitwarm::reference_cpu::kPluginAbiVersion;
-  return jitwarm::plugin::guarded([&] {
-    constexpr std::size_t kNeeded =
-        offsetof(jw_plugin_negotiation, plugin) + sizeof(void*);
-    if (negotiation == nullptr || negotiation->struct_size < kNeeded) {
-      throw jitwarm::plugin::PluginError(
-          JW_ERROR_INVALID_ARGUMENT,
-          "jitwarm-reference-cpu: negotiation struct is null or too small");
-    }
-    if (negotiation->core_max_version < kPluginAbiVersion ||
-        negotiation->core_min_version > kPluginAbiVersion) {
-      throw jitwarm::plugin::PluginError(
-          JW_ERROR_ABI_MISMATCH,
-          jitwarm::reference_cpu::concat(
-              "jitwarm-reference-cpu speaks ABI version ", kPluginAbiVersion,
-              "; the core speaks ", negotiation->core_min_version, " to ",
-              negotiation->core_max_version));
-    }
-    negotiation->plugin_version = kPluginAbiVersion;
-    negotiation->plugin = &jitwarm::reference_cpu::kPluginApi;
-  });
+  return jitwarm::plugin::answer_negotiation(
+      negotiation, &jitwarm::reference_cpu::kPluginApi);
 }

@@ -5,6 +5,7 @@
 //   - for int64 x never returns (a hanging kernel),
 //   - for float32 x is correct (so the run visibly goes on).
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin.hpp>
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
-
-#include "plugin_support.hpp"
 
 JITWARM_DEFINE_PLUGIN_HOST_API()
 

@@ -1,6 +1,8 @@
 // Tests of tools/conformance/compare: exact comparisons, the float32
 // relative tolerance and its absolute floor, one ulp for float16/bfloat16,
 // and the worst-error report.
+#include <jitwarm/plugin/float16.hpp>
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "compare.hpp"
-#include "float16.hpp"
 
 namespace jc = jitwarm::conformance;
 

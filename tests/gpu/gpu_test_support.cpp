@@ -1,8 +1,9 @@
 // Key, argument and host fakes for tests/gpu.
 #include "gpu_test_support.hpp"
 
+#include <jitwarm/plugin.hpp>
+
 #include "kernel_set.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

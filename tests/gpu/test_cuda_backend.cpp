@@ -2,6 +2,8 @@
 // NVRTC and the CUDA driver of plugins/cuda): compile per key through the
 // memo, PTX targets, compile errors that carry the NVRTC log, describe,
 // fingerprint, and what happens without a driver.
+#include <jitwarm/plugin.hpp>
+
 #include "cuda_device_driver.hpp"
 #include "cuda_target.hpp"
 #include "elf_symbols.hpp"
@@ -9,7 +11,6 @@
 #include "gpu_test_support.hpp"
 #include "kernel_set.hpp"
 #include "nvrtc_compiler.hpp"
-#include "plugin_support.hpp"
 
 #include <dlfcn.h>
 #include <doctest/doctest.h>

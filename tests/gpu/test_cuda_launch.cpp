@@ -8,9 +8,9 @@
 // CUDA device, so it can sit in CI machines of every kind.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <jitwarm/jitwarm.hpp>
+#include <jitwarm/plugin/float16.hpp>
 
 #include "allocation_counter.hpp"
-#include "float16.hpp"
 #include "kernel_set.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,8 @@
 // CUDA target strings (plugins/cuda/cuda_target): which become CUBIN, which
 // PTX, and which are refused with the accepted forms named.
+#include <jitwarm/plugin.hpp>
+
 #include "cuda_target.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,8 +2,9 @@
 // library that is absent says why with every name tried; a symbol that is
 // absent does not stop the library from opening, and calling it is an error
 // that names the symbol and the library.
+#include <jitwarm/plugin.hpp>
+
 #include "dynamic_library.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

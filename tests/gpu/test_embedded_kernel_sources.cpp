@@ -1,8 +1,9 @@
 // The embedded kernel sources (plugins/common/embedded_kernel_sources): the
 // build embeds every .cuh byte for byte, and include closures list exactly
 // the headers a program needs, dependencies first.
+#include <jitwarm/plugin.hpp>
+
 #include "embedded_kernel_sources.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,6 +4,8 @@
 // targets with features); compile errors that carry the compiler's log,
 // the key and the options; targets no compiler knows; describe,
 // fingerprint; and what the driver says with no device.
+#include <jitwarm/plugin.hpp>
+
 #include "code_object.hpp"
 #include "gpu_backend.hpp"
 #include "gpu_test_support.hpp"
@@ -11,7 +13,6 @@
 #include "hip_device_driver.hpp"
 #include "hip_target.hpp"
 #include "kernel_set.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,12 +3,13 @@
 // ISA list gates hiprtc, clang is found and probed, and a target neither
 // compiles is refused, naming what was tried, without ever reaching hiprtc
 // (Debian's hiprtc 5.2 aborts the process on an ISA its comgr lacks).
+#include <jitwarm/plugin.hpp>
+
 #include "clang_hip_compiler.hpp"
 #include "comgr_isa_list.hpp"
 #include "hip_compiler.hpp"
 #include "hip_target.hpp"
 #include "hiprtc_compiler.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,9 +1,10 @@
 // HIP target spellings (plugins/hip/hip_target), the device arch taken from
 // the runtime's gcnArchName, and the template prefix that finds a name
 // expression's kernel in a code object (plugins/hip/code_object).
+#include <jitwarm/plugin.hpp>
+
 #include "code_object.hpp"
 #include "hip_target.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,10 +1,11 @@
 // Compile key -> kernel instantiation (plugins/common/kernel_instantiation):
 // the exact name expressions, what folds and what specializes, and the keys
 // that are refused.
+#include <jitwarm/plugin.hpp>
+
 #include "gpu_test_support.hpp"
 #include "kernel_instantiation.hpp"
 #include "kernel_set.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

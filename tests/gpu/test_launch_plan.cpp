@@ -1,12 +1,13 @@
 // Launch planning and argument packing (plugins/common/launch_plan): the
 // exact bytes each kernel parameter is packed as, the checks that stop a
 // launch from reading garbage, and the grid/block of every kernel.
+#include <jitwarm/plugin.hpp>
+
 #include "gpu_test_support.hpp"
 #include "kernel_instantiation.hpp"
 #include "kernel_set.hpp"
 #include "key_params.hpp"
 #include "launch_plan.hpp"
-#include "plugin_support.hpp"
 
 #include <doctest/doctest.h>
 

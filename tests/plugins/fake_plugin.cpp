@@ -42,9 +42,10 @@
 #include <csignal>
 #endif
 #if defined(FAKE_RMS_NORM_OFF_BY_1_PERCENT)
+#include <jitwarm/plugin/float16.hpp>
+
 #include <span>
 
-#include "float16.hpp"
 #include "reference_cpu.hpp"
 #endif
 

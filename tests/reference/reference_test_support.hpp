@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -22,7 +23,6 @@
 
 #include "dtype_info.hpp"
 #include "kernel_set.hpp"
-#include "plugin_support.hpp"
 #include "reference_cpu.hpp"
 
 // Failed CHECKs on vectors of numbers print their elements.

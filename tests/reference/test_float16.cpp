@@ -1,14 +1,15 @@
-// Tests for plugins/common/float16.hpp: float16 and bfloat16 conversions
-// (round to nearest even, subnormals, overflow, NaN) and ulp distances.
+// Tests for jitwarm/plugin/float16.hpp (the plugin SDK): float16 and
+// bfloat16 conversions (round to nearest even, subnormals, overflow, NaN) and
+// ulp distances.
 // The exhaustive cases walk all 65536 bit patterns of each format.
+#include <jitwarm/plugin/float16.hpp>
+
 #include <doctest/doctest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-
-#include "float16.hpp"
 
 namespace {
 

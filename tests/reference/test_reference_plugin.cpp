@@ -211,8 +211,8 @@ TEST_CASE(
 
 TEST_CASE(
     "given a core whose newest ABI is 0 or whose oldest is 2, when the "
-    "plugin negotiates, then it fails with ABI_MISMATCH and answers "
-    "nothing") {
+    "plugin negotiates, then it fails with ABI_MISMATCH, answers no table "
+    "and names the version it would need, 1 (plugin-abi.md P4)") {
   for (auto [core_min, core_max] : {std::pair{0u, 0u}, std::pair{2u, 2u}}) {
     jw_plugin_negotiation negotiation{};
     negotiation.struct_size = sizeof(negotiation);
@@ -220,7 +220,7 @@ TEST_CASE(
     negotiation.core_min_version = core_min;
     CHECK(jitwarm_plugin_negotiate(&negotiation) == JW_ERROR_ABI_MISMATCH);
     CHECK(negotiation.plugin == nullptr);
-    CHECK(negotiation.plugin_version == 0);
+    CHECK(negotiation.plugin_version == 1);
   }
   CHECK(jitwarm_plugin_negotiate(nullptr) == JW_ERROR_INVALID_ARGUMENT);
 }

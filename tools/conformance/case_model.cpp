@@ -3,13 +3,13 @@
 #include "case_model.hpp"
 
 #include <jitwarm/jitwarm.hpp>
+#include <jitwarm/plugin/float16.hpp>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 
-#include "float16.hpp"
 #include "kernel_set.hpp"
 
 namespace jitwarm::conformance {

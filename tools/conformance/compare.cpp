@@ -2,6 +2,7 @@
 #include "compare.hpp"
 
 #include <jitwarm/jitwarm.hpp>
+#include <jitwarm/plugin/float16.hpp>
 
 #include <fmt/format.h>
 
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
-
-#include "float16.hpp"
 
 namespace jitwarm::conformance {
 namespace {

@@ -1,6 +1,7 @@
-// float16.hpp — host-side IEEE binary16 ("float16") and bfloat16 numbers:
-// conversions to and from float/double, and ulp distances for tolerance
-// checks.
+// jitwarm/plugin/float16.hpp — host-side IEEE binary16 ("float16") and
+// bfloat16 numbers: conversions to and from float/double, and ulp distances
+// for tolerance checks. Part of the plugin SDK (jitwarm/plugin.hpp), and
+// used as well by the conformance runner and the tests.
 //
 // Owns: the bit-exact rounding rules every host-side user of 16-bit floats
 // shares (the CPU reference kernels, the conformance runner's comparisons,
@@ -11,7 +12,7 @@
 //
 // Header-only and dependency-free (standard library only) so any target can
 // include it without linking anything. It must not depend on jitwarm.h: the
-// dtype-to-helper mapping belongs to its callers.
+// dtype-to-type mapping is dtype.hpp's.
 #pragma once
 
 #include <algorithm>
