@@ -168,6 +168,9 @@ void PluginOptions::add_to(po::options_description& d) {
                   "installed plugin directory)")(
       "plugin", po::value(&extra_plugins)->composing(),
       "load this plugin file too (repeatable)")(
+      "kernel-path", po::value(&kernel_path),
+      "colon-separated kernel directories (kernels from source; default: "
+      "$JITWARM_KERNEL_PATH, then the installed kernel directory)")(
       "strict", po::bool_switch(&strict), "a rejected plugin is an error");
 }
 
@@ -186,6 +189,13 @@ PluginLoadOptions PluginOptions::to_load_options() const {
     o.search_path = default_plugin_search_path();
   }
   for (const auto& p : extra_plugins) o.search_path.push_back(p);
+  std::string_view kernels(kernel_path);
+  while (!kernels.empty()) {
+    const auto colon = kernels.find(':');
+    if (colon != 0) o.kernel_path.emplace_back(kernels.substr(0, colon));
+    if (colon == std::string_view::npos) break;
+    kernels.remove_prefix(colon + 1);
+  }
   return o;
 }
 

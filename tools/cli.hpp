@@ -92,6 +92,7 @@ void validate(boost::any& v, const std::vector<std::string>& values, Count*,
 // --plugin-path, --plugin, --strict for every command that loads plugins.
 struct PluginOptions {
   std::string plugin_path;  // colon-separated; empty = default
+  std::string kernel_path;  // colon-separated; empty = default
   std::vector<std::string> extra_plugins;
   bool strict = false;
   void add_to(po::options_description& d);

@@ -112,6 +112,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
                                        KernelFileRecord* record);
   void load_kernel_directories(const std::vector<std::string>& directories,
                                PluginLoadReport& report);
+  std::vector<SourceKernel> source_kernels();
 
   Logger& logger() { return logger_; }
   Registry& registry() { return registry_; }

@@ -183,6 +183,13 @@ RegistrationHandle RuntimeImpl::add_source_kernel(SourceKernel kernel,
   });
 }
 
+std::vector<SourceKernel> RuntimeImpl::source_kernels() {
+  std::lock_guard lock(source_mutex_);
+  std::vector<SourceKernel> out;
+  for (const auto& state : source_kernels_) out.push_back(state->kernel);
+  return out;
+}
+
 void RuntimeImpl::note_source_compiler(SourceCompiler compiler) {
   std::lock_guard lock(source_mutex_);
   for (const auto& state : source_kernels_) {
@@ -291,6 +298,10 @@ std::vector<std::string> default_kernel_path() {
   }
   out.push_back(installed_kernel_directory());
   return out;
+}
+
+std::vector<SourceKernel> Runtime::source_kernels() const {
+  return detail::impl_of(*this).source_kernels();
 }
 
 RegistrationHandle Runtime::register_source_kernel(SourceKernel kernel) {

@@ -362,3 +362,105 @@ TEST_CASE(
                        "hip:gfx90a", "--target", "hip:gfx942", "--jobs", "2"});
   check_compile_only(run, "hip", {"hip:gfx90a", "hip:gfx942"});
 }
+
+#ifdef EXAMPLE_KERNEL_DIR
+namespace {
+
+// The runner with the example kernel's CPU plugin on the plugin path (after
+// the bundled plugins) and `kernel_dir` as the kernel path.
+Run run_with_kernel_dir(const std::string& kernel_dir,
+                        std::vector<std::string> args) {
+  const char* bundled = std::getenv("JITWARM_PLUGIN_PATH");
+  const std::string plugin_path =
+      std::string(bundled != nullptr ? bundled : "") + ":" +
+      SCALE_CPU_PLUGIN_DIR;
+  args.insert(args.begin(),
+              {"--plugin-path", plugin_path, "--kernel-path", kernel_dir});
+  return run_conformance(std::move(args));
+}
+
+// A kernel directory holding the example kernel's source and `descriptor`.
+fs::path kernel_dir_with(const std::string& descriptor) {
+  const fs::path dir = make_temp_dir();
+  fs::copy_file(fs::path(EXAMPLE_KERNEL_DIR) / "scale.cu", dir / "scale.cu");
+  std::ofstream(dir / "scale.toml") << descriptor;
+  return dir;
+}
+
+// The example's descriptor up to its [[case]] tables.
+std::string descriptor_without_cases() {
+  const std::string text =
+      read_file(fs::path(EXAMPLE_KERNEL_DIR) / "scale.toml");
+  return text.substr(0, text.find("[[case]]"));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given the example kernel from source, then its descriptor's cases run "
+    "on the CPU and compile for sm_90, gfx90a and gfx942") {
+  const Run run = run_with_kernel_dir(
+      EXAMPLE_KERNEL_DIR,
+      {"--kernel", "example.kernels.scale", "--target", "cuda:sm_90",
+       "--target", "hip:gfx90a", "--target", "hip:gfx942", "--jobs", "2"});
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  std::map<std::string, std::set<std::string>> cases_by_platform_target;
+  for (const nlohmann::json& r : run.report.at("results")) {
+    CHECK(r.at("kernel") == "example.kernels.scale");
+    if (r.at("check") == "launch") continue;  // compile-only's skips
+    CHECK(r.at("status") == "pass");
+    const std::string where = r.at("platform").get<std::string>() + " " +
+                              r.at("target").get<std::string>() + " " +
+                              r.at("check").get<std::string>();
+    cases_by_platform_target[where].insert(r.at("case").get<std::string>());
+  }
+  // The CPU implementation is the one under test there, so it has no
+  // oracle: it launches, and the result says its outputs went uncompared.
+  const std::vector<nlohmann::json> cpu = results_of(run, "scale");
+  REQUIRE(cpu.size() == 3);
+  for (const nlohmann::json& r : cpu) {
+    CHECK(r.at("platform") == "cpu");
+    CHECK(r.at("message").get<std::string>().find("outputs not compared") !=
+          std::string::npos);
+  }
+  for (const char* gpu : {"cuda cuda:sm_90 compile", "hip hip:gfx90a compile",
+                          "hip hip:gfx942 compile"}) {
+    CAPTURE(gpu);
+    CHECK(cases_by_platform_target[gpu].size() == 3);
+  }
+}
+
+TEST_CASE(
+    "given a kernel from source with a malformed case table, then the run "
+    "stops as bad input naming the descriptor's line") {
+  const fs::path dir = kernel_dir_with(
+      descriptor_without_cases() +
+      "[[case]]\nname = \"bad\"\n"
+      "args = { out = { shape = [4] }, x = { shape = [4] }, n = 4, "
+      "factor = 1.0, bogus = 1 }\n");
+  const Run run =
+      run_with_kernel_dir(dir.string(), {"--kernel", "example.kernels.scale"});
+  fs::remove_all(dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 3);
+  CHECK(run.output.find("scale.toml:") != std::string::npos);
+  CHECK(run.output.find("'bogus' is not a parameter") != std::string::npos);
+}
+
+TEST_CASE(
+    "given a kernel from source without case tables, then it is skipped "
+    "saying so") {
+  const fs::path dir = kernel_dir_with(descriptor_without_cases());
+  const Run run = run_with_kernel_dir(
+      dir.string(), {"--kernel", "example.kernels.scale", "--platform", "cpu"});
+  fs::remove_all(dir);
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  const std::vector<nlohmann::json> results = results_of(run, "scale");
+  REQUIRE(results.size() == 1);
+  CHECK(results.front().at("status") == "skip");
+  CHECK(results.front().at("message").get<std::string>().find("[[case]]") !=
+        std::string::npos);
+}
+#endif

@@ -155,15 +155,17 @@ int64_t storage_elements(std::span<const int64_t> shape,
 }
 
 CaseBuilder::CaseBuilder(std::string_view kernel_name)
-    : schema_([&]() -> const jw_kernel_schema& {
+    : CaseBuilder([&]() -> const jw_kernel_schema& {
         const jw_kernel_schema* schema = kernel_set::find_schema(kernel_name);
         if (schema == nullptr) {
           throw std::logic_error("CaseBuilder: no schema named " +
                                  std::string(kernel_name));
         }
         return *schema;
-      }()) {
-  case_.kernel = std::string(kernel_name);
+      }()) {}
+
+CaseBuilder::CaseBuilder(const jw_kernel_schema& schema) : schema_(schema) {
+  case_.kernel = schema.name;
   case_.args.resize(schema_.num_params);
 }
 

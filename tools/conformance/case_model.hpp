@@ -136,7 +136,10 @@ std::vector<unsigned char> random_bytes(Rng& rng, int64_t count);
 // checks every parameter got a value of its kind.
 class CaseBuilder {
  public:
+  // A kernel of the portable set (throws for another name).
   explicit CaseBuilder(std::string_view kernel_name);
+  // Any kernel, by its schema (kernels from source).
+  explicit CaseBuilder(const jw_kernel_schema& schema);
 
   struct TensorOptions {
     std::vector<int64_t> strides;  // empty: compact

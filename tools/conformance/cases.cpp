@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "kernel_set.hpp"
+#include "source_kernel_cases.hpp"
 
 namespace jitwarm::conformance {
 namespace {
@@ -38,13 +39,14 @@ const CatalogueEntry* find_entry(std::string_view kernel) {
 }  // namespace
 
 bool has_cases(std::string_view kernel) {
-  return find_entry(kernel) != nullptr;
+  return find_entry(kernel) != nullptr || is_source_kernel(kernel);
 }
 
 std::vector<CaseRecipe> case_recipes(std::string_view kernel,
                                      const CaseOptions& options) {
   const CatalogueEntry* entry = find_entry(kernel);
-  if (entry == nullptr) return {};
+  // A kernel from source brings its cases in its descriptor.
+  if (entry == nullptr) return source_kernel_case_recipes(kernel, options);
   detail::RecipeList list(kernel, options);
   entry->add_cases(list);
   return list.take();

@@ -35,6 +35,7 @@ bool case_selected(const Options& options, const std::string& case_name) {
 nlohmann::json options_json(const Options& o) {
   return {{"plugins", o.plugins},
           {"plugin_path", o.plugin_path},
+          {"kernel_path", o.kernel_path},
           {"platforms", o.platforms},
           {"kernels", o.kernel_globs},
           {"cases", o.case_globs},
@@ -93,7 +94,6 @@ Schedule schedule(const Options& options, const Plan& plan,
     s.items.push_back(item);
     s.slots.emplace_back(std::nullopt);
   };
-  const CaseOptions case_options{options.seed, options.large};
   for (const PlatformUnderTest& platform : plan.platforms) {
     const std::vector<std::string> targets = platform.targets.empty()
                                                  ? std::vector<std::string>{""}
@@ -105,28 +105,26 @@ Schedule schedule(const Options& options, const Plan& plan,
                 Status::skip, platform.skip_reason);
           continue;
         }
-        const std::vector<CaseRecipe> recipes =
-            case_recipes(kernel.kernel, case_options);
-        if (recipes.empty()) {
+        if (kernel.cases.empty()) {
           known(identity(platform, target, kernel, "*", Check::run),
                 Status::skip,
                 "no conformance cases for this kernel (it is not in the "
-                "portable kernel set)");
+                "portable kernel set, and no kernel descriptor gives it "
+                "[[case]] tables)");
           continue;
         }
-        for (const CaseRecipe& recipe : recipes) {
-          if (!case_selected(options, recipe.name)) continue;
+        for (const std::string& case_name : kernel.cases) {
+          if (!case_selected(options, case_name)) continue;
           const Check check =
               platform.compile_only ? Check::compile : Check::run;
-          work(identity(platform, target, kernel, recipe.name, check),
+          work(identity(platform, target, kernel, case_name, check),
                WorkItem{platform.name, target, kernel.impl, kernel.kernel,
-                        recipe.name, check});
+                        case_name, check});
           if (platform.compile_only) {
-            known(
-                identity(platform, target, kernel, recipe.name, Check::launch),
-                Status::skip,
-                "launch skipped: compile-only (" +
-                    platform.compile_only_reason + ")");
+            known(identity(platform, target, kernel, case_name, Check::launch),
+                  Status::skip,
+                  "launch skipped: compile-only (" +
+                      platform.compile_only_reason + ")");
           }
         }
         if (!platform.compile_only &&

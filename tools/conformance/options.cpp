@@ -63,7 +63,11 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
        "search path")
       ("plugin-path", po::value(&options.plugin_path),
        "colon-separated plugin directories (default: JITWARM_PLUGIN_PATH, "
-       "then the installed plugin directory)")
+              "then the installed plugin directory)")
+      ("kernel-path", po::value(&options.kernel_path),
+       "colon-separated kernel directories: kernels from source, tested with "
+       "the [[case]] tables of their descriptors (default: "
+       "JITWARM_KERNEL_PATH, then the installed kernel directory)")
       ("platform", po::value(&options.platforms)->composing(),
        "test only this platform (repeatable)")
       ("kernel", po::value(&options.kernel_globs)->composing(),

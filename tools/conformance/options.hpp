@@ -29,6 +29,7 @@ struct Plan;
 struct Options {
   std::vector<std::string> plugins;  // --plugin: test these .so files
   std::string plugin_path;           // --plugin-path (colon-separated)
+  std::string kernel_path;           // --kernel-path (colon-separated)
   std::vector<std::string> platforms;
   std::vector<std::string> kernel_globs;
   std::vector<std::string> case_globs;

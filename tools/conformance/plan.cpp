@@ -11,7 +11,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "cases.hpp"
 #include "result.hpp"
+#include "source_kernel_cases.hpp"
 
 namespace jitwarm::conformance {
 namespace {
@@ -73,6 +75,7 @@ std::vector<PluginLoadRecord> load_plugins_for_run(Runtime& runtime,
                                                    const Options& options) {
   PluginLoadOptions load;
   load.search_path = split_path(options.plugin_path);
+  load.kernel_path = split_path(options.kernel_path);
   runtime.load_plugins(load);
   // The plugins under test load last, so among user plugins theirs are the
   // newest (docs/plugin-abi.md P10); a file already loaded from the search
@@ -142,6 +145,16 @@ Plan make_plan(const Options& options) {
   } catch (const std::exception& e) {
     plan.error = e.what();
     plan.error_exit_code = kExitEnvironment;
+  }
+  if (plan.error.empty()) {
+    // Kernels from source bring their cases in their descriptors; a
+    // malformed case table is the user's input.
+    try {
+      register_source_kernel_cases(runtime);
+    } catch (const std::exception& e) {
+      plan.error = e.what();
+      plan.error_exit_code = kExitBadInput;
+    }
   }
   for (const PluginLoadRecord& record : runtime.load_history()) {
     plan.plugins.push_back(record_json(record));
@@ -245,6 +258,10 @@ Plan make_plan(const Options& options) {
           k.origin = p.winner.origin;
         }
       }
+      for (const CaseRecipe& recipe :
+           case_recipes(kernel, CaseOptions{options.seed, options.large})) {
+        k.cases.push_back(recipe.name);
+      }
       platform.kernels.push_back(std::move(k));
     }
     plan.platforms.push_back(std::move(platform));
@@ -257,8 +274,10 @@ nlohmann::json to_json(const Plan& plan) {
   for (const PlatformUnderTest& p : plan.platforms) {
     nlohmann::json kernels = nlohmann::json::array();
     for (const KernelUnderTest& k : p.kernels) {
-      kernels.push_back(
-          {{"kernel", k.kernel}, {"impl", k.impl}, {"origin", k.origin}});
+      kernels.push_back({{"kernel", k.kernel},
+                         {"impl", k.impl},
+                         {"origin", k.origin},
+                         {"cases", k.cases}});
     }
     platforms.push_back({{"name", p.name},
                          {"can_launch", p.can_launch},
@@ -288,9 +307,10 @@ Plan plan_from_json(const nlohmann::json& json) {
     platform.targets = p.at("targets").get<std::vector<std::string>>();
     platform.skip_reason = p.at("skip_reason").get<std::string>();
     for (const nlohmann::json& k : p.at("kernels")) {
-      platform.kernels.push_back({k.at("kernel").get<std::string>(),
-                                  k.at("impl").get<std::string>(),
-                                  k.at("origin").get<std::string>()});
+      platform.kernels.push_back(
+          {k.at("kernel").get<std::string>(), k.at("impl").get<std::string>(),
+           k.at("origin").get<std::string>(),
+           k.at("cases").get<std::vector<std::string>>()});
     }
     plan.platforms.push_back(std::move(platform));
   }

@@ -25,6 +25,10 @@ struct KernelUnderTest {
   std::string kernel;  // fully qualified
   std::string impl;    // the winning implementation on the platform
   std::string origin;  // where it came from (plugin path)
+  // The names of its conformance cases (case_recipes, decided while
+  // planning: the parent never loads the kernel directories whose
+  // descriptors hold the cases of kernels from source). Empty: none.
+  std::vector<std::string> cases;
 };
 
 struct PlatformUnderTest {

@@ -616,6 +616,9 @@ class Runtime {
   // when no plugin can take it. The handle removes the implementations
   // (the schema, once defined, stays: docs/kernel-descriptors.md).
   RegistrationHandle register_source_kernel(SourceKernel kernel);
+  // The kernels from source registered so far (kernel directories and
+  // hosts), as given: their descriptors (conformance reads their cases).
+  std::vector<SourceKernel> source_kernels() const;
 
   // Compile-only warmup into the launch path's cache.
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,

@@ -16,9 +16,9 @@ template <typename T, typename N>
 __global__ void scale(T* out, const T* x, N n, float factor) {
   const jw::i64 stride =
       static_cast<jw::i64>(jw::block_threads()) * jw::grid_blocks_x();
-  for (jw::i64 i = static_cast<jw::i64>(jw::block_index_x()) *
-                       jw::block_threads() +
-                   jw::thread_index();
+  for (jw::i64 i =
+           static_cast<jw::i64>(jw::block_index_x()) * jw::block_threads() +
+           jw::thread_index();
        i < static_cast<jw::i64>(n); i += stride) {
     out[i] = static_cast<T>(static_cast<float>(x[i]) * factor);
   }

@@ -1,0 +1,320 @@
+// Reading [[case]] tables of kernel descriptors into CaseRecipes.
+#include "source_kernel_cases.hpp"
+
+#include <jitwarm/plugin.hpp>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "toml_parser.hpp"
+
+namespace jitwarm::conformance {
+namespace {
+
+// A kernel from source: its descriptor's case tables and its schema as
+// CaseBuilder reads it (a C view of the runtime's schema).
+struct SourceCases {
+  std::string origin;
+  KernelSchema schema;
+  std::vector<jw_param_desc> params;  // point into `schema`
+  jw_kernel_schema c{};
+  // Each [[case]]: its name, its args table, and the line it starts on.
+  struct Table {
+    std::string name;
+    std::shared_ptr<const toml::table> args;
+    int line = 0;
+  };
+  std::vector<Table> tables;
+};
+
+std::mutex g_mutex;
+std::map<std::string, std::shared_ptr<SourceCases>, std::less<>>&
+source_cases() {
+  static auto* const cases =
+      new std::map<std::string, std::shared_ptr<SourceCases>, std::less<>>();
+  return *cases;
+}
+
+[[noreturn]] void malformed(const SourceCases& s, int line,
+                            const std::string& what) {
+  throw std::runtime_error(
+      fmt::format("{}:{}: conformance case: {}", s.origin, line, what));
+}
+
+int line_of(const toml::node& node) {
+  return static_cast<int>(node.source().begin.line);
+}
+
+bool is_float(jw_dtype d) {
+  return d == JW_DTYPE_FLOAT16 || d == JW_DTYPE_BFLOAT16 ||
+         d == JW_DTYPE_FLOAT32 || d == JW_DTYPE_FLOAT64;
+}
+
+// The dtype a case gives a tensor that names none.
+jw_dtype default_dtype(const SourceCases& s, const toml::table& args,
+                       std::size_t index, int depth = 0) {
+  const ParamDesc& p = s.schema.params()[index];
+  const int tied = s.schema.same_dtype_index(index);
+  if (tied >= 0 && depth < 8) {
+    const toml::node* other = args.get(s.schema.params()[tied].name);
+    if (other != nullptr && other->is_table()) {
+      if (const auto name = other->as_table()->get("dtype");
+          name != nullptr && name->is_string()) {
+        if (auto d = plugin::dtype_from_name(name->as_string()->get())) {
+          return *d;
+        }
+      }
+    }
+    return default_dtype(s, args, static_cast<std::size_t>(tied), depth + 1);
+  }
+  for (int d = JW_DTYPE_BOOL; d < JW_DTYPE_COUNT; ++d) {
+    if (p.allowed_dtypes == 0 || (p.allowed_dtypes & JW_DTYPE_BIT(d)) != 0) {
+      return p.allowed_dtypes == 0 ? JW_DTYPE_FLOAT32
+                                   : static_cast<jw_dtype>(d);
+    }
+  }
+  return JW_DTYPE_FLOAT32;
+}
+
+std::vector<unsigned char> fill_bytes(const SourceCases& s,
+                                      const toml::table& spec, int line,
+                                      jw_dtype dtype, int64_t count,
+                                      bool output, Rng& rng) {
+  if (const toml::node* values = spec.get("values")) {
+    const toml::array* list = values->as_array();
+    if (list == nullptr || static_cast<int64_t>(list->size()) != count) {
+      malformed(s, line, fmt::format("'values' must list {} elements", count));
+    }
+    std::vector<unsigned char> bytes;
+    for (const toml::node& v : *list) {
+      double value = 0;
+      if (const auto* i = v.as_integer()) {
+        value = static_cast<double>(i->get());
+      } else if (const auto* f = v.as_floating_point()) {
+        value = f->get();
+      } else {
+        malformed(s, line, "'values' must be numbers");
+      }
+      const std::vector<unsigned char> one =
+          is_float(dtype) ? encode_float(dtype, value) : [&] {
+            const auto n = static_cast<int64_t>(value);
+            std::vector<unsigned char> b(plugin::dtype_size(dtype));
+            std::memcpy(b.data(), &n, b.size());  // little-endian
+            return b;
+          }();
+      bytes.insert(bytes.end(), one.begin(), one.end());
+    }
+    return bytes;
+  }
+  const std::string fill =
+      spec.get("fill") != nullptr && spec.get("fill")->is_string()
+          ? spec.get("fill")->as_string()->get()
+          : (output ? "zeros" : "random");
+  if (fill == "random") {
+    if (is_float(dtype)) return random_floats(rng, dtype, count, -1.0, 1.0);
+    std::vector<unsigned char> bytes;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t n = rng.uniform_int(0, 99);
+      const std::size_t size = plugin::dtype_size(dtype);
+      const auto* first = reinterpret_cast<const unsigned char*>(&n);
+      bytes.insert(bytes.end(), first, first + size);
+    }
+    return bytes;
+  }
+  if (fill == "zeros" || fill == "ones" || fill == "iota") {
+    std::vector<unsigned char> bytes;
+    for (int64_t i = 0; i < count; ++i) {
+      const double value = fill == "zeros" ? 0 : fill == "ones" ? 1 : i;
+      const std::vector<unsigned char> one =
+          is_float(dtype) ? encode_float(dtype, value) : [&] {
+            const auto n = static_cast<int64_t>(value);
+            std::vector<unsigned char> b(plugin::dtype_size(dtype));
+            std::memcpy(b.data(), &n, b.size());
+            return b;
+          }();
+      bytes.insert(bytes.end(), one.begin(), one.end());
+    }
+    return bytes;
+  }
+  malformed(s, line, "fill '" + fill + "' is not random, zeros, ones or iota");
+}
+
+Case build_case(const SourceCases& s, const SourceCases::Table& table,
+                Rng& rng) {
+  CaseBuilder builder(s.c);
+  const toml::table& args = *table.args;
+  for (const auto& [key, value] : args) {
+    if (s.schema.index_of(key.str()) < 0) {
+      malformed(s, line_of(value),
+                "'" + std::string(key.str()) + "' is not a parameter of " +
+                    s.schema.name());
+    }
+  }
+  for (std::size_t i = 0; i < s.schema.params().size(); ++i) {
+    const ParamDesc& p = s.schema.params()[i];
+    const toml::node* value = args.get(p.name);
+    if (p.kind == JW_PARAM_TENSOR) {
+      const toml::table* spec = value != nullptr ? value->as_table() : nullptr;
+      if (spec == nullptr) {
+        malformed(s, table.line,
+                  "tensor '" + p.name + "' needs a table with its shape");
+      }
+      const int line = line_of(*value);
+      std::vector<int64_t> shape;
+      const toml::array* dims = spec->get("shape") != nullptr
+                                    ? spec->get("shape")->as_array()
+                                    : nullptr;
+      if (dims == nullptr) malformed(s, line, "'" + p.name + "' needs a shape");
+      for (const toml::node& d : *dims) {
+        const auto* n = d.as_integer();
+        if (n == nullptr || n->get() < 0) {
+          malformed(s, line, "'" + p.name + "': extents are counts");
+        }
+        shape.push_back(n->get());
+      }
+      jw_dtype dtype = default_dtype(s, args, i);
+      if (const toml::node* name = spec->get("dtype")) {
+        const auto d = name->is_string()
+                           ? plugin::dtype_from_name(name->as_string()->get())
+                           : std::nullopt;
+        if (!d) malformed(s, line, "'" + p.name + "': not a dtype name");
+        dtype = *d;
+      }
+      int64_t count = 1;
+      for (int64_t d : shape) count *= d;
+      const bool output = p.has_flag(JW_PARAM_OUTPUT);
+      CaseBuilder::TensorOptions options;
+      options.misaligned = spec->get("misaligned") != nullptr &&
+                           spec->get("misaligned")->value_or(false);
+      options.comparison = !output           ? Comparison::none
+                           : is_float(dtype) ? Comparison::floating
+                                             : Comparison::exact;
+      builder.tensor(p.name, dtype, shape,
+                     fill_bytes(s, *spec, line, dtype, count, output, rng),
+                     options);
+      continue;
+    }
+    if (value == nullptr) {
+      if (!p.has_flag(JW_PARAM_HAS_DEFAULT)) {
+        malformed(s, table.line, "'" + p.name + "' needs a value");
+      }
+      if (p.default_value.kind == JW_SCALAR_FLOAT) {
+        builder.floating(p.name, p.default_value.value.f);
+      } else {
+        builder.integer(p.name, p.default_value.value.i);
+      }
+    } else if (const auto* i = value->as_integer()) {
+      builder.integer(p.name, i->get());
+    } else if (const auto* f = value->as_floating_point()) {
+      builder.floating(p.name, f->get());
+    } else if (const auto* b = value->as_boolean()) {
+      builder.integer(p.name, b->get() ? 1 : 0);
+    } else {
+      malformed(s, line_of(*value), "'" + p.name + "' needs a number");
+    }
+  }
+  return builder.finish();
+}
+
+// The [kernel] name of a descriptor, and its [[case]] tables.
+std::shared_ptr<SourceCases> read(const SourceKernel& kernel,
+                                  const Runtime& runtime) {
+  toml::table root;
+  try {
+    root =
+        jitwarm::detail::parse_untrusted_toml(kernel.descriptor, kernel.origin);
+  } catch (const toml::parse_error& e) {
+    throw std::runtime_error(
+        jitwarm::detail::toml_error_text(kernel.origin, e));
+  }
+  const toml::node* name = root.at_path("kernel.name").node();
+  if (name == nullptr || !name->is_string()) return nullptr;
+  const toml::array* cases =
+      root.get("case") != nullptr ? root.get("case")->as_array() : nullptr;
+  if (cases == nullptr) return nullptr;
+  auto s = std::make_shared<SourceCases>(SourceCases{
+      kernel.origin, runtime.schema(name->as_string()->get()), {}, {}, {}});
+  for (const ParamDesc& p : s->schema.params()) {
+    jw_param_desc d{};
+    d.struct_size = sizeof(d);
+    d.name = p.name.c_str();
+    d.kind = p.kind;
+    d.flags = p.flags;
+    d.allowed_dtypes = p.allowed_dtypes;
+    d.rank = p.rank;
+    d.default_value = p.default_value;
+    d.same_dtype_as =
+        p.same_dtype_as.empty() ? nullptr : p.same_dtype_as.c_str();
+    s->params.push_back(d);
+  }
+  s->c.struct_size = sizeof(s->c);
+  s->c.name = s->schema.name().c_str();
+  s->c.params = s->params.data();
+  s->c.num_params = static_cast<uint32_t>(s->params.size());
+  for (const toml::node& item : *cases) {
+    const toml::table* t = item.as_table();
+    if (t == nullptr) malformed(*s, line_of(item), "each [[case]] is a table");
+    const toml::node* case_name = t->get("name");
+    const toml::node* args = t->get("args");
+    if (case_name == nullptr || !case_name->is_string() || args == nullptr ||
+        !args->is_table()) {
+      malformed(*s, line_of(item), "a [[case]] needs a name and an args table");
+    }
+    s->tables.push_back(SourceCases::Table{
+        case_name->as_string()->get(),
+        std::make_shared<const toml::table>(*args->as_table()), line_of(item)});
+  }
+  return s;
+}
+
+}  // namespace
+
+void register_source_kernel_cases(const Runtime& runtime) {
+  for (const SourceKernel& kernel : runtime.source_kernels()) {
+    std::shared_ptr<SourceCases> cases = read(kernel, runtime);
+    if (cases == nullptr) continue;
+    // Build each case once now, so a malformed table stops the run while
+    // planning, naming its line, instead of failing in every worker.
+    for (const SourceCases::Table& table : cases->tables) {
+      Rng rng(0);
+      (void)build_case(*cases, table, rng);
+    }
+    std::lock_guard lock(g_mutex);
+    source_cases()[cases->schema.name()] = std::move(cases);
+  }
+}
+
+bool is_source_kernel(std::string_view kernel) {
+  std::lock_guard lock(g_mutex);
+  return source_cases().find(kernel) != source_cases().end();
+}
+
+std::vector<CaseRecipe> source_kernel_case_recipes(std::string_view kernel,
+                                                   const CaseOptions& options) {
+  std::shared_ptr<const SourceCases> s;
+  {
+    std::lock_guard lock(g_mutex);
+    const auto found = source_cases().find(kernel);
+    if (found == source_cases().end()) return {};
+    s = found->second;
+  }
+  std::vector<CaseRecipe> recipes;
+  for (const SourceCases::Table& table : s->tables) {
+    CaseRecipe recipe;
+    recipe.name = table.name;
+    const uint64_t seed = case_seed(options.seed, kernel, table.name);
+    recipe.build = [s, &table = table, seed] {
+      Rng rng(seed);
+      return build_case(*s, table, rng);
+    };
+    recipes.push_back(std::move(recipe));
+  }
+  return recipes;
+}
+
+}  // namespace jitwarm::conformance

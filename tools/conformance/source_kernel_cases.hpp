@@ -1,0 +1,42 @@
+// source_kernel_cases.hpp — conformance cases of kernels from source
+// (docs/kernel-descriptors.md): the [[case]] tables of their descriptors,
+// turned into the same CaseRecipes the portable set's generators make.
+//
+//   [[case]]
+//   name = "small"
+//   args = { x = { shape = [100], fill = "random" }, n = 100, factor = 2.5 }
+//
+// A tensor takes `shape`, optionally `dtype` (default: the dtype of the
+// tensor its schema ties it to, else the first it allows), `fill` (random,
+// zeros, ones, iota; default random for inputs and zeros for outputs) or
+// `values`, and `misaligned`. Scalars take their value; a parameter with a
+// default may be left out. Outputs (the schema's `output` flag) are
+// compared after the launch: exactly for integers, with the dtype's
+// tolerance for floats. The oracle is the kernel's CPU implementation from
+// the registry (case_runner.cpp).
+#pragma once
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <string_view>
+#include <vector>
+
+#include "case_model.hpp"
+#include "cases.hpp"
+
+namespace jitwarm::conformance {
+
+// Reads the cases of every kernel from source `runtime` knows (their
+// schemas from the runtime) and builds each once; later case_recipes()
+// calls return them. A malformed case table throws std::runtime_error
+// naming descriptor:line.
+void register_source_kernel_cases(const Runtime& runtime);
+
+// Whether `kernel` is a kernel from source with registered cases.
+bool is_source_kernel(std::string_view kernel);
+
+// Its recipes (empty when it has none).
+std::vector<CaseRecipe> source_kernel_case_recipes(std::string_view kernel,
+                                                   const CaseOptions& options);
+
+}  // namespace jitwarm::conformance
