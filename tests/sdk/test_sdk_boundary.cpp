@@ -131,8 +131,13 @@ TEST_CASE(
   CHECK(first.errors == std::vector<std::string>{"error to first"});
 }
 
-const jw_plugin_api kApi = {
-    sizeof(jw_plugin_api), nullptr, "sdk-test", "1", nullptr, nullptr, nullptr};
+const jw_plugin_api kApi = [] {
+  jw_plugin_api api{};  // zero-initialized: appended fields stay zero
+  api.struct_size = sizeof(jw_plugin_api);
+  api.name = "sdk-test";
+  api.version = "1";
+  return api;
+}();
 
 jw_plugin_negotiation offer(uint32_t core_min, uint32_t core_max) {
   jw_plugin_negotiation negotiation{};
