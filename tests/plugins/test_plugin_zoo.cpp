@@ -411,7 +411,8 @@ TEST_CASE(
         runtime.load_plugin(zoo("wrong-param-names"));
     CHECK(pending.kernels.size() == 1);  // waiting for its schema
     runtime.load_plugin(REFERENCE_PLUGIN);
-    const PluginLoadRecord& now = runtime.load_history().front();
+    const std::vector<PluginLoadRecord> history = runtime.load_history();
+    const PluginLoadRecord& now = history.front();
     CHECK(now.kernels.empty());
     CHECK(now.dropped.size() == 1);
   }
