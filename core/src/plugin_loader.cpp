@@ -828,12 +828,14 @@ std::string_view to_string(PluginRejection rejection) {
 }
 
 std::size_t PluginLoadReport::loaded_count() const {
-  return static_cast<std::size_t>(std::count_if(
-      records.begin(), records.end(), [](const auto& r) { return r.loaded; }));
+  const auto loaded = [](const auto& r) { return r.loaded; };
+  return static_cast<std::size_t>(
+      std::count_if(records.begin(), records.end(), loaded) +
+      std::count_if(kernel_files.begin(), kernel_files.end(), loaded));
 }
 
 std::size_t PluginLoadReport::rejected_count() const {
-  return records.size() - loaded_count();
+  return records.size() + kernel_files.size() - loaded_count();
 }
 
 std::string PluginLoadReport::to_text() const {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -165,6 +166,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::vector<SourceCompiler> source_compilers_;
   std::vector<std::shared_ptr<SourceKernelState>> source_kernels_;
   std::vector<RegistrationHandle> kept_registrations_;  // kernel directories
+  // The descriptors kernel directories gave (canonical paths), so a second
+  // load_plugins reports them as duplicates instead of stacking them again.
+  std::set<std::string> loaded_kernel_files_;
 
   mutable std::mutex history_mutex_;
   std::vector<PluginLoadRecord> history_;

@@ -238,6 +238,15 @@ void RuntimeImpl::load_kernel_directories(
     for (const fs::path& path : descriptors) {
       KernelFileRecord record;
       record.path = path.string();
+      const std::string canonical = fs::weakly_canonical(path, error).string();
+      {
+        std::lock_guard lock(source_mutex_);
+        if (loaded_kernel_files_.contains(canonical)) {
+          record.detail = "duplicate: an earlier load_plugins loaded this file";
+          report.kernel_files.push_back(std::move(record));
+          continue;
+        }
+      }
       try {
         SourceKernel kernel = read_source_kernel(record.path);
         // The handle is kept for the runtime's life: directory kernels are
@@ -245,6 +254,8 @@ void RuntimeImpl::load_kernel_directories(
         kept_registrations_.push_back(
             add_source_kernel(std::move(kernel), source, &record));
         record.loaded = true;
+        std::lock_guard lock(source_mutex_);
+        loaded_kernel_files_.insert(canonical);
       } catch (const Error& e) {
         record.detail = e.what();
         logger_.log(JW_LOG_WARNING, fmt::format("kernel {} rejected: {}",

@@ -207,8 +207,10 @@ std::string GpuBackend::describe(const Descriptor& descriptor,
   const KernelInstantiation instantiation =
       instantiate_kernel(descriptor, key, target);
   std::string text = "key: " + key_text(key) + "\n";
-  text += "implementation: " + description_.impl_name + " (" +
-          description_.plugin_name + ")\n";
+  text += "implementation: " +
+          (key.impl_name != nullptr ? std::string(key.impl_name)
+                                    : description_.impl_name) +
+          " (" + description_.plugin_name + ")\n";
   text += "target: " + target.text + " -> " + target.binary_format + " for " +
           target.arch + "\n";
   text += "descriptor: " + descriptor->origin + "\n";
@@ -489,7 +491,17 @@ jw_kernel_impl GpuBackend::implement_source_kernel(
         JW_ERROR_UNSUPPORTED,
         origin + ": not written for " + description_.platform);
   }
-  auto* source = new SourceEntry{ImplEntry{this, descriptor}, {}};
+  std::string contents(kernel.descriptor, kernel.descriptor_size);
+  for (uint32_t i = 0; i < kernel.num_files; ++i) {
+    const jw_source_file& f = kernel.files[i];
+    contents += '\0' + std::string(f.name) + '\0' +
+                std::string(f.text != nullptr ? f.text : "", f.size);
+  }
+  auto* source =
+      new SourceEntry{ImplEntry{this, descriptor,
+                                description_.impl_name + "+" +
+                                    content_hash(contents).substr(0, 8)},
+                      {}};
   jw_kernel_impl impl = impl_table(source->entry, source->names);
   impl.destroy = [](void* user_data) {
     // user_data is the entry, the first member of its SourceEntry.
@@ -666,7 +678,7 @@ jw_kernel_impl GpuBackend::impl_table(ImplEntry& entry,
   impl.struct_size = sizeof(jw_kernel_impl);
   impl.kernel_name = entry.descriptor->kernel_name.c_str();
   impl.platform = description_.platform.c_str();
-  impl.impl_name = description_.impl_name.c_str();
+  impl.impl_name = entry.impl_name.c_str();
   impl.param_names = names.data();
   impl.num_param_names = static_cast<uint32_t>(names.size());
   impl.user_data = &entry;
@@ -683,8 +695,8 @@ jw_kernel_impl GpuBackend::impl_table(ImplEntry& entry,
 void GpuBackend::register_with(const jw_host_api& host) {
   std::vector<const char*> names;
   for (const Descriptor& descriptor : builtin_descriptors()) {
-    entries_.push_back(
-        std::make_unique<ImplEntry>(ImplEntry{this, descriptor}));
+    entries_.push_back(std::make_unique<ImplEntry>(
+        ImplEntry{this, descriptor, description_.impl_name}));
     // Built-in entries live as long as the backend: no destroy.
     const jw_kernel_impl impl = impl_table(*entries_.back(), names);
     plugin::check_host(host.register_impl(host.host_ctx, &impl),

@@ -145,6 +145,12 @@ class GpuBackend {
   struct ImplEntry {
     GpuBackend* backend;
     Descriptor descriptor;
+    // jw_kernel_impl.impl_name, part of every compile key. A kernel from
+    // source adds a hash of its descriptor and files to the backend's
+    // name, so two versions of one kernel (a copy of a built-in kernel
+    // and the bundled one, a host's edited kernel) never share keys, and
+    // so never share the in-memory cache's artifacts.
+    std::string impl_name;
   };
 
  private:

@@ -449,6 +449,37 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given a kernel from source whose cases repeat a name or have an unknown "
+    "key, then the run stops as bad input naming the line") {
+  const std::string base = descriptor_without_cases();
+  const std::string good_case =
+      "[[case]]\nname = \"one\"\n"
+      "args = { out = { shape = [4] }, x = { shape = [4] }, n = 4, "
+      "factor = 1.0 }\n";
+  for (const auto& [descriptor, expected] :
+       std::vector<std::pair<std::string, std::string>>{
+           {base + good_case + good_case, "a second case named 'one'"},
+           {base + "[[case]]\nname = \"two\"\nrepeat = 3\n"
+                   "args = { out = { shape = [4] }, x = { shape = [4] }, "
+                   "n = 4, factor = 1.0 }\n",
+            "unknown key 'repeat' in a [[case]]"},
+           {base + "[[case]]\nname = \"three\"\n"
+                   "args = { out = { shape = [4], fil = \"ones\" }, "
+                   "x = { shape = [4] }, n = 4, factor = 1.0 }\n",
+            "unknown key 'fil' in a tensor's table"}}) {
+    CAPTURE(expected);
+    const fs::path dir = kernel_dir_with(descriptor);
+    const Run run = run_with_kernel_dir(dir.string(),
+                                        {"--kernel", "example.kernels.scale"});
+    fs::remove_all(dir);
+    INFO(run.output);
+    CHECK(run.exit_code == 3);
+    CHECK(run.output.find("scale.toml:") != std::string::npos);
+    CHECK(run.output.find(expected) != std::string::npos);
+  }
+}
+
+TEST_CASE(
     "given a kernel from source without case tables, then it is skipped "
     "saying so") {
   const fs::path dir = kernel_dir_with(descriptor_without_cases());

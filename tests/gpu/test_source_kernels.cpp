@@ -101,6 +101,17 @@ TEST_CASE(
   REQUIRE(e.platforms.size() == 2);
   CHECK(e.platforms[0].winner.precedence == "user plugin");
 
+  // Loading again does not stack the directory's kernel a second time.
+  PluginLoadOptions kernels_only;
+  kernels_only.search_path = {};
+  kernels_only.kernel_path = {kernels.path.string()};
+  kernels_only.search_path.push_back(REFERENCE_PLUGIN);  // a duplicate now
+  const PluginLoadReport again = runtime->load_plugins(kernels_only);
+  REQUIRE(again.kernel_files.size() == 1);
+  CHECK_FALSE(again.kernel_files[0].loaded);
+  CHECK(again.kernel_files[0].detail.find("duplicate") != std::string::npos);
+  CHECK(runtime->explain(kScale).platforms[0].replaced.empty());
+
   for (const char* target : {"cuda:sm_90", "hip:gfx90a"}) {
     CAPTURE(target);
     WarmupOptions options;
@@ -156,6 +167,18 @@ TEST_CASE(
   // The built-in kernels are untouched.
   CHECK(runtime->explain("vllm.model_executor.layers.layernorm.rms_norm")
             .platforms.size() == 3);
+  // Rejected descriptors count as rejected candidates, so strict loading
+  // refuses them as it does a rejected plugin.
+  CHECK(report.rejected_count() == 3);
+  RuntimeOptions quiet;
+  quiet.log = [](jw_log_level, const std::string&) {};
+  Runtime strict(quiet);
+  PluginLoadOptions load;
+  load.search_path = {CUDA_PLUGIN, REFERENCE_PLUGIN};
+  load.kernel_path = {kernels.path.string()};
+  load.strict = true;
+  CHECK_THROWS_WITH(strict.load_plugins(load),
+                    doctest::Contains("3 candidate(s) rejected"));
 }
 
 TEST_CASE(
@@ -209,6 +232,45 @@ TEST_CASE(
                            "name = \"alpha\" ");
   CHECK_THROWS_WITH(runtime->register_source_kernel(other),
                     doctest::Contains("with other parameters"));
+}
+
+TEST_CASE(
+    "given a changed version of a kernel from source registered after the "
+    "first was warmed, then its keys are its own and it compiles its own "
+    "binaries") {
+  KernelDirectory empty;
+  auto runtime = runtime_with(empty);
+  SourceKernel first = read_source_kernel(
+      (fs::path(EXAMPLE_KERNEL_DIR) / "scale.toml").string());
+  first.origin = "host: first";
+  SourceKernel second = first;
+  second.origin = "host: second";
+  for (auto& [name, text] : second.files) {
+    if (name == "scale.cu") text.replace(text.find("* factor"), 8, "+ factor");
+  }
+  WarmupOptions options;
+  options.target = "cuda:sm_90";
+  RegistrationHandle one = runtime->register_source_kernel(first);
+  const std::string first_impl =
+      runtime->explain(kScale).platforms[0].winner.impl_name;
+  CHECK(first_impl.starts_with("cuda-nvrtc+"));
+  CHECK(runtime->warmup({scale_request()}, options).compiled == 2);
+  RegistrationHandle two = runtime->register_source_kernel(second);
+  const std::string second_impl =
+      runtime->explain(kScale).platforms[0].winner.impl_name;
+  CHECK(second_impl.starts_with("cuda-nvrtc+"));
+  CHECK(second_impl != first_impl);
+  // Keys of the same arguments, but not the same keys: nothing of the first
+  // version's is reused.
+  const WarmupResult again = runtime->warmup({scale_request()}, options);
+  CHECK(again.compiled == 2);
+  for (const WarmupKeyResult& k : again.keys) {
+    CHECK(k.key_text.find(second_impl) != std::string::npos);
+  }
+  // The same version again is the same implementation: its keys hit.
+  RegistrationHandle three = runtime->register_source_kernel(first);
+  CHECK(runtime->explain(kScale).platforms[0].winner.impl_name == first_impl);
+  CHECK(runtime->warmup({scale_request()}, options).compiled == 0);
 }
 
 TEST_CASE(

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -48,6 +49,23 @@ source_cases() {
 
 int line_of(const toml::node& node) {
   return static_cast<int>(node.source().begin.line);
+}
+
+// A key the table may not have is an error, not silently ignored.
+void only_keys(const SourceCases& s, const toml::table& table,
+               std::initializer_list<std::string_view> known,
+               std::string_view what) {
+  for (const auto& [key, value] : table) {
+    if (std::find(known.begin(), known.end(), key.str()) == known.end()) {
+      std::string list;
+      for (std::string_view k : known) {
+        list += (list.empty() ? "" : ", ") + std::string(k);
+      }
+      malformed(s, line_of(value),
+                fmt::format("unknown key '{}' in {} (known: {})", key.str(),
+                            what, list));
+    }
+  }
 }
 
 bool is_float(jw_dtype d) {
@@ -111,15 +129,17 @@ std::vector<unsigned char> fill_bytes(const SourceCases& s,
     }
     return bytes;
   }
-  const std::string fill =
-      spec.get("fill") != nullptr && spec.get("fill")->is_string()
-          ? spec.get("fill")->as_string()->get()
-          : (output ? "zeros" : "random");
+  const toml::node* fill_node = spec.get("fill");
+  if (fill_node != nullptr && !fill_node->is_string()) {
+    malformed(s, line, "'fill' is a name: random, zeros, ones or iota");
+  }
+  const std::string fill = fill_node != nullptr ? fill_node->as_string()->get()
+                                                : (output ? "zeros" : "random");
   if (fill == "random") {
     if (is_float(dtype)) return random_floats(rng, dtype, count, -1.0, 1.0);
     std::vector<unsigned char> bytes;
     for (int64_t i = 0; i < count; ++i) {
-      const int64_t n = rng.uniform_int(0, 99);
+      const int64_t n = rng.uniform_int(0, dtype == JW_DTYPE_BOOL ? 1 : 99);
       const std::size_t size = plugin::dtype_size(dtype);
       const auto* first = reinterpret_cast<const unsigned char*>(&n);
       bytes.insert(bytes.end(), first, first + size);
@@ -189,8 +209,14 @@ Case build_case(const SourceCases& s, const SourceCases::Table& table,
       for (int64_t d : shape) count *= d;
       const bool output = p.has_flag(JW_PARAM_OUTPUT);
       CaseBuilder::TensorOptions options;
-      options.misaligned = spec->get("misaligned") != nullptr &&
-                           spec->get("misaligned")->value_or(false);
+      only_keys(s, *spec, {"shape", "dtype", "fill", "values", "misaligned"},
+                "a tensor's table");
+      if (const toml::node* misaligned = spec->get("misaligned")) {
+        if (!misaligned->is_boolean()) {
+          malformed(s, line, "'" + p.name + "': 'misaligned' is true or false");
+        }
+        options.misaligned = misaligned->as_boolean()->get();
+      }
       options.comparison = !output           ? Comparison::none
                            : is_float(dtype) ? Comparison::floating
                                              : Comparison::exact;
@@ -259,11 +285,20 @@ std::shared_ptr<SourceCases> read(const SourceKernel& kernel,
   for (const toml::node& item : *cases) {
     const toml::table* t = item.as_table();
     if (t == nullptr) malformed(*s, line_of(item), "each [[case]] is a table");
+    only_keys(*s, *t, {"name", "args"}, "a [[case]]");
     const toml::node* case_name = t->get("name");
     const toml::node* args = t->get("args");
     if (case_name == nullptr || !case_name->is_string() || args == nullptr ||
         !args->is_table()) {
       malformed(*s, line_of(item), "a [[case]] needs a name and an args table");
+    }
+    for (const SourceCases::Table& earlier : s->tables) {
+      if (earlier.name == case_name->as_string()->get()) {
+        malformed(*s, line_of(item),
+                  fmt::format("a second case named '{}' (the first is on "
+                              "line {})",
+                              earlier.name, earlier.line));
+      }
     }
     s->tables.push_back(SourceCases::Table{
         case_name->as_string()->get(),

@@ -260,6 +260,8 @@ struct PluginLoadReport {
   // plugins, so every plugin that compiles source implements them).
   std::vector<std::string> kernel_directories = {};
   std::vector<KernelFileRecord> kernel_files = {};
+  // Candidates loaded and rejected: plugin files and kernel descriptors
+  // (strict loading refuses a rejected descriptor as it does a plugin).
   std::size_t loaded_count() const;
   std::size_t rejected_count() const;
   std::string to_text() const;
