@@ -207,10 +207,8 @@ std::string GpuBackend::describe(const Descriptor& descriptor,
   const KernelInstantiation instantiation =
       instantiate_kernel(descriptor, key, target);
   std::string text = "key: " + key_text(key) + "\n";
-  text += "implementation: " +
-          (key.impl_name != nullptr ? std::string(key.impl_name)
-                                    : description_.impl_name) +
-          " (" + description_.plugin_name + ")\n";
+  text += "implementation: " + description_.impl_name + " (" +
+          description_.plugin_name + ")\n";
   text += "target: " + target.text + " -> " + target.binary_format + " for " +
           target.arch + "\n";
   text += "descriptor: " + descriptor->origin + "\n";

@@ -351,10 +351,11 @@ jw_kernel_schema malformed_schema(jw_param_desc* params) {
 #elif defined(FAKE_SCHEMA_DTYPE_HIGH_BITS)
   params[1].allowed_dtypes = 0xFFFF0000u;  // no dtype has these bits
 #elif defined(FAKE_SCHEMA_DEFAULT_KIND_77)
-  jw_scalar_kind kind;
+  // As a C plugin could pass it; written as bytes, since even loading a
+  // jw_scalar_kind of 77 is undefined in C++ (UBSan).
   const int raw = 77;
-  std::memcpy(&kind, &raw, sizeof(kind));  // as a C plugin could pass it
-  params[4].default_value.kind = kind;
+  static_assert(sizeof(raw) == sizeof(jw_scalar_kind));
+  std::memcpy(&params[4].default_value.kind, &raw, sizeof(raw));
 #else
   params[0].same_dtype_as = "no_such_param";
 #endif
