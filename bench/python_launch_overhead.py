@@ -76,14 +76,15 @@ def bench_cuda(rt, iterations):
         print("cuda: skipped (the jitwarm CUDA plugin cannot launch here)")
         return None
     expand = rt.kernel(EXPAND)
-    x = torch.tensor([5], dtype=torch.int32, device="cuda")
+    # x = 7 is not replace_from (5), so expand copies it to the token.
+    x = torch.tensor([7], dtype=torch.int32, device="cuda")
     cu = torch.tensor([1], dtype=torch.int32, device="cuda")
     out = torch.zeros(1, dtype=torch.int32, device="cuda")
     rt.warmup_keys([expand.key_for(out, x, cu, 5, 0, 8)])
     expand(out, x, cu, 5, 0, 8)
     torch.cuda.synchronize()
-    if out.item() != 5:
-        raise SystemExit(f"expand on cuda wrote {out.item()}, expected 5")
+    if out.item() != 7:
+        raise SystemExit(f"expand on cuda wrote {out.item()}, expected 7")
     compiles = rt.cache_stats().compiles
     per_launch = time_launches(lambda: expand(out, x, cu, 5, 0, 8), iterations,
                                between_batches=torch.cuda.synchronize)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds build-device/: a release build of jitwarm (CLI, plugins, tests,
 # benchmarks) plus the few shared libraries it needs from this machine
-# (libfmt, libstdc++, libgcc_s), so the build can be copied to a GPU machine
-# that has a CUDA driver but none of our build dependencies, and run there:
+# (libfmt, libstdc++, libgcc_s) and the headers the Python extension needs
+# (fmt, DLPack), so the build can be copied to a GPU machine that has a CUDA
+# driver but none of our build dependencies, and run there:
 #
 #   export LD_LIBRARY_PATH=$PWD/build-device/runtime-libs:$LD_LIBRARY_PATH
 #   export JITWARM_PLUGIN_PATH=$PWD/build-device/plugins/reference-cpu:$PWD/build-device/plugins/cuda
@@ -17,4 +18,21 @@ mkdir -p build-device/runtime-libs
 for lib in libfmt.so.9 libstdc++.so.6 libgcc_s.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" build-device/runtime-libs/
 done
-du -sh build-device
+# Headers the GPU machine lacks, for scripts/device-python.sh, which builds
+# the Python extension there for its own python3.
+mkdir -p build-device/device-include
+cp -r /usr/include/fmt /usr/include/dlpack build-device/device-include/
+# What travels (the device tool carries at most 64 MiB with the tree): the
+# built programs and libraries, without objects, static archives, Meson's
+# state or the tests the GPU run does not use. There: ln -sfn
+# .carry/build-device build-device.
+rm -rf .carry/build-device
+mkdir -p .carry/build-device
+copy_built() {  # copy_built FIND-ARGS...: the matching files, paths kept
+  (cd build-device && find "$@" -print0 | tar --null -T - -cf -) | tar -C .carry/build-device -xf -
+}
+copy_built . \( -name '*.p' -o -name 'meson-*' -o -name fuzz -o -path ./tests \) -prune -o \
+  \( -type f -o -type l \) ! -name '*.a' ! -name '*.o' ! -name build.ninja ! -name '.ninja*' \
+  ! -name compile_commands.json
+copy_built tests/gpu/test_cuda_launch tests/plugins -name '*.p' -prune -o -type f ! -name '*.a'
+du -sh build-device .carry/build-device

@@ -1,42 +1,106 @@
 #!/usr/bin/env bash
 # What the H200 run executes (build-device/ from scripts/device-bundle.sh is
-# carried over). Writes its outputs under $OUT; docs/results/cuda-h200.md
-# records what it printed.
+# carried over). Writes its outputs under $OUT (at most 8 files come back);
+# docs/results/cuda-h200.md records what it printed.
+#
+#   bash scripts/device-run.sh [SECTION...]   (default: all sections)
+#
+# Sections: check conformance example bandwidth launch python warmup
 set -u
+# The slim copy scripts/device-bundle.sh carries (.carry/build-device).
+[[ -e build-device ]] || ln -s .carry/build-device build-device
 export LD_LIBRARY_PATH=$PWD/build-device/runtime-libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export JITWARM_PLUGIN_PATH=$PWD/build-device/plugins/reference-cpu:$PWD/build-device/plugins/cuda
+export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/jitwarm-out}
 mkdir -p "$OUT"
 J=build-device/tools/jitwarm
 TIMEFORMAT='%R s'
-nvidia-smi -L; echo "cores: $(nproc)"; ldd $J | grep -i 'not found'
-$J plugins 2>&1 | grep -E 'platform|loaded|rejected'
-echo "== launch tests (tests/gpu)"; build-device/tests/gpu/test_cuda_launch 2>&1 | tail -2
-echo "== conformance"
-$J conformance --platform cuda --jobs 4 --json-file "$OUT/conformance-cuda.json" \
-  --junit "$OUT/conformance-cuda.xml" > "$OUT/conformance-cuda.txt" 2>&1
-echo "exit code $?"; tail -3 "$OUT/conformance-cuda.txt"
-$J conformance --platform cuda --large --case '*large*' --jobs 2 \
-  --json-file "$OUT/conformance-cuda-large.json" > "$OUT/conformance-cuda-large.txt" 2>&1
-echo "exit code $?"; tail -3 "$OUT/conformance-cuda-large.txt"
-echo "== bandwidth"
-build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \
-  --json "$OUT/bench.json" 2>/dev/null | tee "$OUT/bench.txt"
-echo "== warmup of manifests/kernel-set.toml for sm_90 (cold cache each time)"
-for spec in "1 processes" "4 threads" "8 threads" "16 threads" "4 processes" "8 processes" "16 processes"; do
-  set -- $spec
-  rm -rf /tmp/jwc
-  echo -n "jobs=$1 $2: "
-  { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
-      --jobs "$1" --parallel "$2" --quiet | tail -1; } 2>&1 | tr '\n' ' '; echo
-done | tee "$OUT/warmup-scaling.txt"
-echo -n "warm cache: " | tee -a "$OUT/warmup-scaling.txt"
-{ time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | tail -1; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup-scaling.txt"; echo
-echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations"
-python3 bench/triton_compare.py 2>&1 | tail -1 | tee "$OUT/triton-compare.txt"
-for jobs in 1 16; do
-  rm -rf /tmp/jwc-silu
-  echo -n "jitwarm --jobs $jobs: " | tee -a "$OUT/triton-compare.txt"
-  $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
-    --jobs $jobs --quiet | tail -1 | tee -a "$OUT/triton-compare.txt"
-done
+sections=${*:-check conformance example bandwidth launch python warmup}
+want() { [[ " $sections " == *" $1 "* ]]; }
+
+if want check; then
+  nvidia-smi -L; echo "cores: $(nproc)"; ldd $J | grep -i 'not found'
+  $J plugins 2>&1 | grep -E 'platform|loaded|rejected'
+  echo "== launch tests (tests/gpu)"; build-device/tests/gpu/test_cuda_launch 2>&1 | tail -2
+fi
+
+if want conformance; then
+  echo "== conformance"
+  $J conformance --platform cuda --jobs 4 --json-file "$OUT/conformance-cuda.json" \
+    > "$OUT/conformance-cuda.txt" 2>&1
+  echo "exit code $?"; tail -3 "$OUT/conformance-cuda.txt"
+  $J conformance --platform cuda --large --case '*large*' --jobs 2 \
+    >> "$OUT/conformance-cuda.txt" 2>&1
+  echo "exit code $?"; tail -3 "$OUT/conformance-cuda.txt"
+fi
+
+if want example; then
+  # The example kernel from source (examples/kernels/scale), for real: its
+  # descriptor's cases on the GPU against its CPU plugin, the oracle.
+  echo "== the example kernel from source"
+  JITWARM_PLUGIN_PATH=$JITWARM_PLUGIN_PATH:$PWD/build-device/examples/kernels \
+    $J conformance --kernel-path examples/kernels/scale --kernel example.kernels.scale \
+    --platform cuda --platform cpu -v > "$OUT/example-kernel.txt" 2>&1
+  echo "exit code $?"; tail -12 "$OUT/example-kernel.txt"
+fi
+
+if want bandwidth; then
+  echo "== bandwidth"
+  build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \
+    2>/dev/null | tee "$OUT/bench.txt"
+fi
+
+if want launch; then
+  # Host time per launch, side by side in one command: raw cuLaunchKernel,
+  # jitwarm (C++ and C), signature + lookup, Triton's launcher.
+  echo "== launch overhead" | tee "$OUT/launch.txt"
+  for round in 1 2; do
+    build-device/bench/jitwarm-bench-launch-overhead --platform cuda 2>&1 | tee -a "$OUT/launch.txt"
+    python3 bench/triton_launch_overhead.py 2>&1 | tail -3 | tee -a "$OUT/launch.txt"
+  done
+  build-device/bench/jitwarm-bench-launch-overhead --platform cpu 2>&1 | tee -a "$OUT/launch.txt"
+fi
+
+if want python; then
+  echo "== Python (the package built here for this machine's python3)" | tee "$OUT/python.txt"
+  if pythonpath=$(bash scripts/device-python.sh 2>>"$OUT/python.txt"); then
+    export PYTHONPATH=$pythonpath
+    # This python3's extensions need its own (newer) libstdc++, not the one
+    # carried for the C++ programs: only libfmt comes from runtime-libs.
+    mkdir -p /tmp/jitwarm-fmt
+    ln -sf "$PWD/build-device/runtime-libs/libfmt.so.9" /tmp/jitwarm-fmt/
+    export LD_LIBRARY_PATH=/tmp/jitwarm-fmt:/usr/local/cuda/lib64
+    python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
+    # The whole package suite under this Python (3.12, NumPy 2, torch),
+    # test_torch_cuda.py included: here it launches for real.
+    JITWARM_TEST_REFERENCE_PLUGIN_DIR=$PWD/build-device/plugins/reference-cpu \
+    JITWARM_TEST_FAKE_PLUGIN_DIR=$PWD/build-device/tests/plugins \
+    JITWARM_TEST_SOURCE_ROOT=$PWD JITWARM_LOG_LEVEL=error \
+      python3 -m pytest -q -p no:cacheprovider -rs tests/python 2>&1 | tail -15 | tee -a "$OUT/python.txt"
+    python3 bench/triton_bridge_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
+  else
+    echo "building the extension failed:"; tail -20 "$OUT/python.txt"
+  fi
+fi
+
+if want warmup; then
+  echo "== warmup of manifests/kernel-set.toml for sm_90 (cold cache each time)"
+  for spec in "1 processes" "8 threads" "16 threads" "4 processes" "8 processes" "16 processes"; do
+    set -- $spec
+    rm -rf /tmp/jwc
+    echo -n "jobs=$1 $2: "
+    { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
+        --jobs "$1" --parallel "$2" --quiet | tail -1; } 2>&1 | tr '\n' ' '; echo
+  done | tee "$OUT/warmup.txt"
+  echo -n "warm cache: " | tee -a "$OUT/warmup.txt"
+  { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | tail -1; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup.txt"; echo
+  echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
+  python3 bench/triton_compare.py 2>&1 | tail -1 | tee -a "$OUT/warmup.txt"
+  for jobs in 1 16; do
+    rm -rf /tmp/jwc-silu
+    echo -n "jitwarm --jobs $jobs: " | tee -a "$OUT/warmup.txt"
+    $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
+      --jobs $jobs --quiet | tail -1 | tee -a "$OUT/warmup.txt"
+  done
+fi
