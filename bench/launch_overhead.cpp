@@ -290,6 +290,25 @@ int run(const Options& o) {
                      },
                      sync)});
     measure_jitwarm(o, runtime, expand, c_expand, call, stream, sync, m);
+    // The driver queries the CUDA plugin makes on each launch besides the
+    // launch itself (cuda_device_driver.cpp: the stream's context and its
+    // id, then the current context), timed alone: the part of jitwarm's
+    // overhead that is the driver's.
+    m.push_back({"driver queries of a jitwarm launch",
+                 time_per_call(
+                     o,
+                     [&] {
+                       CUcontext of_stream = nullptr, current = nullptr;
+                       unsigned long long id = 0;
+                       check(api.cuStreamGetCtx(stream, &of_stream),
+                             "cuStreamGetCtx");
+                       if (api.cuCtxGetId.available()) {
+                         check(api.cuCtxGetId(of_stream, &id), "cuCtxGetId");
+                       }
+                       check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+                       if (current != of_stream) std::abort();
+                     },
+                     {})});
     sync();
     api.cuModuleUnload(module);
   }

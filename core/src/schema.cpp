@@ -228,6 +228,7 @@ KernelSchema KernelSchema::from_c(const jw_kernel_schema& c,
     if (d.same_dtype_as.empty()) continue;
     const int other = s.index_of(d.same_dtype_as);
     s.same_dtype_index_[i] = other;
+    s.dtype_followers_.push_back(static_cast<uint32_t>(i));
     if (other < 0 || s.params_[other].kind != JW_PARAM_TENSOR ||
         d.same_dtype_as == d.name) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,

@@ -315,18 +315,22 @@ void specialize_arguments(const KernelSchema& schema,
                           std::span<const jw_arg_value> args, ArgumentUse use,
                           ArgumentSignature& out) {
   const auto& params = schema.params();
-  if (args.size() > params.size()) {
+  // Sizes read once: the stores into `out` below could alias the vector,
+  // so the compiler would reload (and divide) them on every iteration.
+  const std::size_t num_params = params.size();
+  const std::size_t num_args = args.size();
+  if (num_args > num_params) {
     fail(JW_ERROR_INVALID_ARGUMENT, "{}: takes {} arguments, got {}",
-         schema.name(), params.size(), args.size());
+         schema.name(), num_params, num_args);
   }
-  out.reset(static_cast<uint32_t>(params.size()));
-  for (std::size_t i = 0; i < params.size(); ++i) {
+  out.reset(static_cast<uint32_t>(num_params));
+  for (std::size_t i = 0; i < num_params; ++i) {
     const ParamDesc& p = params[i];
     uint64_t* words = out.param(static_cast<uint32_t>(i));
 
     jw_arg_value defaulted;  // filled only when the default is used
     const jw_arg_value* a = nullptr;
-    if (i < args.size()) {
+    if (i < num_args) {
       a = &args[i];
       if (a->struct_size < offsetof(jw_arg_value, value) + sizeof(a->value)) {
         fail(JW_ERROR_INVALID_ARGUMENT,
@@ -342,7 +346,7 @@ void specialize_arguments(const KernelSchema& schema,
     } else {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: missing argument '{}' (position {}; {} given)", schema.name(),
-           p.name, i, args.size());
+           p.name, i, num_args);
     }
 
     // Enums from a C caller are range-checked before use (errors.hpp).
@@ -426,10 +430,9 @@ void specialize_arguments(const KernelSchema& schema,
     }
   }
   // Cross-parameter dtype rules, once every tensor is known.
-  for (std::size_t i = 0; i < params.size(); ++i) {
+  for (const uint32_t i : schema.dtype_followers()) {
     const ParamDesc& p = params[i];
     const int other = schema.same_dtype_index(i);
-    if (other < 0) continue;
     const auto tensor_dtype = [&](std::size_t index) {
       return static_cast<jw_dtype>(out.param(static_cast<uint32_t>(index))[0] &
                                    0xFF);

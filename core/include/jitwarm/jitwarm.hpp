@@ -189,11 +189,17 @@ class KernelSchema {
   int same_dtype_index(std::size_t param) const {
     return same_dtype_index_[param];
   }
+  // The parameters that follow another's dtype, in order (the launch path
+  // checks only these against their tensor).
+  const std::vector<uint32_t>& dtype_followers() const {
+    return dtype_followers_;
+  }
 
  private:
   std::string name_, summary_, launch_rule_, origin_;
   std::vector<ParamDesc> params_;
   std::vector<int> same_dtype_index_;
+  std::vector<uint32_t> dtype_followers_;
 };
 
 // The one function that maps arguments to a key (launch path and warmup).
