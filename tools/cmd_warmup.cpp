@@ -175,6 +175,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
   std::vector<std::string> manifests;
   std::string platform, target, cache_dir, parallel = "processes";
   Count jobs;
+  Count batch{8};
   bool json = false, quiet = false, dry_run = false;
   plugins.add_to(options);
   options.add_options()("manifest,m",
@@ -192,6 +193,9 @@ int cmd_warmup(const std::vector<std::string>& args) {
       "compile this many keys at once (1 to 1024; default 1)")(
       "parallel", po::value(&parallel),
       "how --jobs runs: processes (default) or threads")(
+      "batch", po::value(&batch),
+      "compile up to this many keys of one kernel and target together, in "
+      "one compiler run (1 to 1024; default 8; 1: one by one)")(
       "dry-run,n", po::bool_switch(&dry_run),
       "print the keys that would be compiled, compile nothing")(
       "json", po::bool_switch(&json), "print the result as JSON")(
@@ -222,6 +226,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
   WarmupOptions warmup_options;
   warmup_options.platform = platform;
   warmup_options.target = target;
+  warmup_options.batch_size = batch.value;
   const std::vector<CompileKey> keys =
       runtime->warmup_plan(requests, warmup_options);
   if (dry_run) {

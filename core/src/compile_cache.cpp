@@ -71,119 +71,271 @@ const Artifact* CompileCache::hit(const CompileKey& key) {
   return artifact;
 }
 
+const Artifact* CompileCache::ready_artifact(Shard& shard,
+                                             const CompileKey& key) {
+  std::shared_lock lock(shard.mutex);
+  Entry* e = shard.find_locked(key);
+  if (e != nullptr && e->ready.load(std::memory_order_acquire)) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    return &e->artifact;
+  }
+  return nullptr;
+}
+
+std::pair<CompileCache::Entry*, bool> CompileCache::entry_for(
+    Shard& shard, const CompileKey& key) {
+  std::unique_lock lock(shard.mutex);
+  if (Entry* entry = shard.find_locked(key)) return {entry, false};
+  auto fresh = std::make_unique<Entry>();
+  fresh->encoding = key.encoding();
+  Entry* entry = fresh.get();
+  shard.map[key.hash()].push_back(std::move(fresh));
+  return {entry, true};
+}
+
+CompileCache::Lookup CompileCache::wait_for(Entry& entry) {
+  std::unique_lock lock(entry.mutex);
+  // Waiters of a failed attempt share its error; the failed entry is then
+  // unreachable, so the next call starts a fresh attempt.
+  entry.ready_cv.wait(lock,
+                      [&] { return entry.state != Entry::State::compiling; });
+  if (entry.state == Entry::State::ready) return {&entry.artifact, false};
+  std::rethrow_exception(entry.error);
+}
+
+CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
+                                                   const Compiler& compiler,
+                                                   bool wait) {
+  StoreProbe probe;
+  if (store_ && compiler.fingerprint)
+    probe.fingerprint = compiler.fingerprint();
+  if (!probe.fingerprint) return probe;
+  bool rejected = false;
+  probe.artifact = store_->load(key, *probe.fingerprint, &rejected);
+  if (!probe.artifact) {
+    // Another process may be compiling this key right now: wait for its
+    // claim (or, not waiting, leave the key to those who wait), then look
+    // again. The claim is held until the compiled artifact is stored.
+    probe.claim = store_->claim(key, *probe.fingerprint, wait, &probe.busy);
+    if (!probe.busy)
+      probe.artifact = store_->load(key, *probe.fingerprint, &rejected);
+  }
+  // One corrupt entry seen twice is one reject.
+  if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+  if (probe.artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
+  return probe;
+}
+
+void CompileCache::add_compile_time(
+    std::chrono::steady_clock::time_point start) {
+  compile_nanoseconds_.fetch_add(
+      static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::steady_clock::now() - start)
+              .count()),
+      std::memory_order_relaxed);
+}
+
+Artifact CompileCache::compile_alone(const Compiler& compiler) {
+  if (compiler.before_compile) compiler.before_compile();
+  const auto start = std::chrono::steady_clock::now();
+  if (compiler.counts_as_compile)
+    compiles_.fetch_add(1, std::memory_order_relaxed);
+  Artifact artifact = compiler.compile();
+  if (compiler.counts_as_compile) add_compile_time(start);
+  return artifact;
+}
+
+void CompileCache::store_compiled(const CompileKey& key,
+                                  const StoreProbe& probe,
+                                  const Artifact& artifact) {
+  if (probe.fingerprint && store_->store(key, *probe.fingerprint, artifact)) {
+    disk_writes_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+const Artifact* CompileCache::publish(Entry& entry, Artifact artifact,
+                                      const Compiler& compiler) {
+  artifact.id = next_artifact_id();
+  if (compiler.finalize) compiler.finalize(artifact);
+  {
+    std::lock_guard lock(entry.mutex);
+    entry.artifact = std::move(artifact);
+    entry.state = Entry::State::ready;
+    entry.ready.store(true, std::memory_order_release);
+  }
+  entries_.fetch_add(1, std::memory_order_relaxed);
+  entry.ready_cv.notify_all();
+  return &entry.artifact;
+}
+
+void CompileCache::abandon(Shard& shard, const CompileKey& key, Entry& entry,
+                           std::exception_ptr error) {
+  {
+    std::lock_guard lock(entry.mutex);
+    entry.state = Entry::State::failed;
+    entry.error = std::move(error);
+  }
+  entry.ready_cv.notify_all();
+  // Forget the failed entry so a later call compiles again; waiters hold it
+  // by pointer, so it is kept (not freed) until the cache dies.
+  std::unique_lock lock(shard.mutex);
+  auto it = shard.map.find(key.hash());
+  if (it == shard.map.end()) return;
+  for (auto& e : it->second) {
+    if (e.get() == &entry) {
+      e->encoding.clear();  // no longer matches any key
+      break;
+    }
+  }
+}
+
 CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
                                                   const Compiler& compiler) {
   Shard& shard = shard_for(key);
-  {
-    std::shared_lock lock(shard.mutex);
-    Entry* e = shard.find_locked(key);
-    if (e != nullptr && e->ready.load(std::memory_order_acquire)) {
-      hits_.fetch_add(1, std::memory_order_relaxed);
-      return {&e->artifact, false};
-    }
+  if (const Artifact* artifact = ready_artifact(shard, key)) {
+    return {artifact, false};
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
-
-  Entry* entry = nullptr;
-  bool owner = false;
-  {
-    std::unique_lock lock(shard.mutex);
-    entry = shard.find_locked(key);
-    if (entry == nullptr) {
-      auto fresh = std::make_unique<Entry>();
-      fresh->encoding = key.encoding();
-      entry = fresh.get();
-      shard.map[key.hash()].push_back(std::move(fresh));
-      owner = true;
-    }
-  }
-
-  if (!owner) {
-    std::unique_lock lock(entry->mutex);
-    // Waiters of a failed attempt share its error; the failed entry is then
-    // unreachable, so the next call starts a fresh attempt.
-    entry->ready_cv.wait(
-        lock, [&] { return entry->state != Entry::State::compiling; });
-    if (entry->state == Entry::State::ready) return {&entry->artifact, false};
-    std::rethrow_exception(entry->error);
-  }
-
+  const auto [entry, owner] = entry_for(shard, key);
+  if (!owner) return wait_for(*entry);
   try {
-    std::optional<Artifact> artifact;
-    std::optional<std::string> fingerprint;
-    // Held from before the second look in the store until the compiled
-    // artifact is stored: other processes wait for it (ArtifactStore::claim).
-    std::unique_ptr<ArtifactStore::Claim> claim;
-    if (store_ && compiler.fingerprint) fingerprint = compiler.fingerprint();
-    if (fingerprint) {
-      bool rejected = false;
-      artifact = store_->load(key, *fingerprint, &rejected);
-      if (!artifact) {
-        // Another process may be compiling this key right now: wait for
-        // its claim, then look again.
-        claim = store_->claim(key, *fingerprint);
-        artifact = store_->load(key, *fingerprint, &rejected);
-      }
-      // One corrupt entry seen twice is one reject.
-      if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
-      if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
-    }
-    const bool compiled = !artifact.has_value();
+    StoreProbe probe = probe_store(key, compiler, /*wait=*/true);
+    const bool compiled = !probe.artifact;
     if (compiled) {
-      if (compiler.before_compile) compiler.before_compile();
-      const auto start = std::chrono::steady_clock::now();
-      if (compiler.counts_as_compile)
-        compiles_.fetch_add(1, std::memory_order_relaxed);
-      artifact = compiler.compile();
-      if (compiler.counts_as_compile) {
-        compile_nanoseconds_.fetch_add(
-            static_cast<uint64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::steady_clock::now() - start)
-                    .count()),
-            std::memory_order_relaxed);
-      }
-      if (fingerprint) {
-        if (store_->store(key, *fingerprint, *artifact)) {
-          disk_writes_.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
+      probe.artifact = compile_alone(compiler);
+      store_compiled(key, probe, *probe.artifact);
     }
-    claim.reset();  // the entry is there (or cannot be): let waiters look
-    artifact->id = next_artifact_id();
-    if (compiler.finalize) compiler.finalize(*artifact);
-    {
-      std::lock_guard lock(entry->mutex);
-      entry->artifact = std::move(*artifact);
-      entry->state = Entry::State::ready;
-      entry->ready.store(true, std::memory_order_release);
-    }
-    entries_.fetch_add(1, std::memory_order_relaxed);
-    entry->ready_cv.notify_all();
-    return {&entry->artifact, compiled};
+    probe.claim.reset();  // the entry is there (or cannot be): let waiters look
+    return {publish(*entry, std::move(*probe.artifact), compiler), compiled};
   } catch (...) {
-    {
-      std::lock_guard lock(entry->mutex);
-      entry->state = Entry::State::failed;
-      entry->error = std::current_exception();
-    }
-    entry->ready_cv.notify_all();
-    // Forget the failed entry so a later call compiles again; waiters hold
-    // it by pointer, so it is kept (not freed) until the cache dies.
-    {
-      std::unique_lock lock(shard.mutex);
-      auto it = shard.map.find(key.hash());
-      if (it != shard.map.end()) {
-        for (auto& e : it->second) {
-          if (e.get() == entry) {
-            e->encoding.clear();  // no longer matches any key
-            break;
-          }
-        }
-      }
-    }
+    abandon(shard, key, *entry, std::current_exception());
     throw;
   }
+}
+
+std::vector<CompileCache::BatchLookup> CompileCache::get_or_compile_batch(
+    std::span<const CompileKey* const> keys, const BatchCompiler& batch) {
+  std::vector<BatchLookup> results(keys.size());
+  // The keys this call owns (it made their entries), in key order.
+  struct Owned {
+    std::size_t index;
+    Entry* entry;
+    Compiler compiler;
+    StoreProbe probe;
+  };
+  std::vector<Owned> owned;
+  std::vector<std::pair<std::size_t, Entry*>> others;  // another thread's
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Shard& shard = shard_for(*keys[i]);
+    if (const Artifact* artifact = ready_artifact(shard, *keys[i])) {
+      results[i].artifact = artifact;
+      continue;
+    }
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    const auto [entry, owner] = entry_for(shard, *keys[i]);
+    if (!owner) {
+      others.emplace_back(i, entry);
+      continue;
+    }
+    try {
+      owned.push_back(Owned{i, entry, batch.compiler_for(i), {}});
+    } catch (...) {
+      abandon(shard, *keys[i], *entry, std::current_exception());
+      results[i].error = std::current_exception();
+    }
+  }
+  const auto fail = [&](Owned& o, std::exception_ptr error) {
+    abandon(shard_for(*keys[o.index]), *keys[o.index], *o.entry, error);
+    results[o.index].error = std::move(error);
+  };
+  const auto finish = [&](Owned& o, Artifact artifact, bool compiled) {
+    o.probe.claim.reset();
+    results[o.index].artifact =
+        publish(*o.entry, std::move(artifact), o.compiler);
+    results[o.index].compiled = compiled;
+  };
+
+  // The store answers what it holds; what it does not hold is claimed
+  // without waiting, and a key another process holds is left to the
+  // waiting path below.
+  std::vector<Owned*> together, alone;
+  for (Owned& o : owned) {
+    try {
+      o.probe = probe_store(*keys[o.index], o.compiler, /*wait=*/false);
+      if (o.probe.artifact) {
+        finish(o, std::move(*o.probe.artifact), false);
+      } else if (o.probe.busy) {
+        alone.push_back(&o);
+      } else {
+        if (o.compiler.before_compile) o.compiler.before_compile();
+        together.push_back(&o);
+      }
+    } catch (...) {
+      fail(o, std::current_exception());
+    }
+  }
+
+  if (!together.empty()) {
+    std::vector<std::size_t> indices;
+    for (const Owned* o : together) indices.push_back(o->index);
+    std::vector<KeyOutcome> outcomes;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      outcomes = batch.compile_together(indices);
+    } catch (...) {
+      outcomes.clear();  // the batch failed as a whole: each key alone
+    }
+    add_compile_time(start);
+    for (std::size_t k = 0; k < together.size(); ++k) {
+      Owned& o = *together[k];
+      KeyOutcome* outcome = k < outcomes.size() ? &outcomes[k] : nullptr;
+      try {
+        if (outcome != nullptr && outcome->artifact) {
+          if (o.compiler.counts_as_compile) {
+            compiles_.fetch_add(1, std::memory_order_relaxed);
+          }
+          store_compiled(*keys[o.index], o.probe, *outcome->artifact);
+          finish(o, std::move(*outcome->artifact), true);
+        } else if (outcome != nullptr && outcome->error) {
+          if (o.compiler.counts_as_compile) {
+            compiles_.fetch_add(1, std::memory_order_relaxed);
+          }
+          fail(o, outcome->error);
+        } else {
+          alone.push_back(&o);
+        }
+      } catch (...) {
+        fail(o, std::current_exception());
+      }
+    }
+  }
+
+  // One by one, as get_or_compile does: keys another process was compiling
+  // (waiting for its claim now) and keys the batch left unanswered.
+  for (Owned* o : alone) {
+    try {
+      if (o->probe.busy) {
+        o->probe = probe_store(*keys[o->index], o->compiler, /*wait=*/true);
+      }
+      const bool compiled = !o->probe.artifact;
+      if (compiled) {
+        o->probe.artifact = compile_alone(o->compiler);
+        store_compiled(*keys[o->index], o->probe, *o->probe.artifact);
+      }
+      finish(*o, std::move(*o->probe.artifact), compiled);
+    } catch (...) {
+      fail(*o, std::current_exception());
+    }
+  }
+  for (const auto& [index, entry] : others) {
+    try {
+      results[index].artifact = wait_for(*entry).artifact;
+    } catch (...) {
+      results[index].error = std::current_exception();
+    }
+  }
+  return results;
 }
 
 void CompileCache::count_hit() {

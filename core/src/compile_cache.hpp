@@ -16,14 +16,19 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "striped_counter.hpp"
 
@@ -57,13 +62,17 @@ class ArtifactStore {
   // the key too. May wait (boundedly) for another process's claim; nullptr
   // when there is nothing to hold (the store cannot lock, or the wait ran
   // out). Either way the caller looks in the store again before compiling.
+  // With `wait` false it tries once: nullptr with *busy set when another
+  // process holds the key (a batch leaves that key to the waiting path).
   // Never throws.
   class Claim {
    public:
     virtual ~Claim() = default;
   };
   virtual std::unique_ptr<Claim> claim(const CompileKey& /*key*/,
-                                       std::string_view /*fingerprint*/) {
+                                       std::string_view /*fingerprint*/,
+                                       bool /*wait*/ = true,
+                                       bool* /*busy*/ = nullptr) {
     return nullptr;
   }
 };
@@ -89,6 +98,26 @@ class CompileCache {
     const Artifact* artifact;
     bool compiled;  // this call ran the compile
   };
+  // Several keys compiled together (one compiler run: get_or_compile_batch).
+  struct KeyOutcome {  // of one key of a batch; neither set: not answered
+    std::optional<Artifact> artifact;
+    std::exception_ptr error;
+  };
+  struct BatchCompiler {
+    // The compiler of key `index` alone: its fingerprint and finalize, and
+    // its own compile when the batch does not answer for it.
+    std::function<Compiler(std::size_t index)> compiler_for;
+    // Compiles the keys at `indices` together and returns one outcome per
+    // index given, in that order. Throwing fails the batch as a whole:
+    // each of its keys is then compiled alone.
+    std::function<std::vector<KeyOutcome>(std::span<const std::size_t>)>
+        compile_together;
+  };
+  struct BatchLookup {
+    const Artifact* artifact = nullptr;  // null: `error`
+    bool compiled = false;               // compiled by this call
+    std::exception_ptr error;
+  };
 
   CompileCache();
   ~CompileCache();
@@ -101,6 +130,15 @@ class CompileCache {
   // Throws what compile throws (to every waiter of that attempt); a failed
   // key is not cached, so a later call tries again.
   Lookup get_or_compile(const CompileKey& key, const Compiler& compiler);
+  // get_or_compile for many keys at once, with the same guarantees per key
+  // (one compile per key, across threads and processes): the keys found in
+  // neither memory nor the store, and claimed by no other thread or
+  // process, are compiled together; a key another process is compiling is
+  // waited for as get_or_compile waits, and one the batch leaves
+  // unanswered is compiled alone. Never throws for a key: its error is in
+  // its result.
+  std::vector<BatchLookup> get_or_compile_batch(
+      std::span<const CompileKey* const> keys, const BatchCompiler& batch);
   // A hit or nullptr; counts nothing.
   const Artifact* find(const CompileKey& key) const;
   // The launch path's fast path: a hit (counted as one) or nullptr (counted
@@ -117,6 +155,27 @@ class CompileCache {
   struct Shard;
   static constexpr std::size_t kShards = 16;
   Shard& shard_for(const CompileKey& key) const;
+  // The steps of a lookup, shared by get_or_compile and the batch.
+  const Artifact* ready_artifact(Shard& shard, const CompileKey& key);
+  std::pair<Entry*, bool> entry_for(Shard& shard, const CompileKey& key);
+  static Lookup wait_for(Entry& entry);
+  // What the store holds for a key this process owns, and its claim.
+  struct StoreProbe {
+    std::optional<std::string> fingerprint;
+    std::optional<Artifact> artifact;
+    std::unique_ptr<ArtifactStore::Claim> claim;
+    bool busy = false;  // another process holds the claim (wait = false)
+  };
+  StoreProbe probe_store(const CompileKey& key, const Compiler& compiler,
+                         bool wait);
+  Artifact compile_alone(const Compiler& compiler);
+  void store_compiled(const CompileKey& key, const StoreProbe& probe,
+                      const Artifact& artifact);
+  const Artifact* publish(Entry& entry, Artifact artifact,
+                          const Compiler& compiler);
+  void abandon(Shard& shard, const CompileKey& key, Entry& entry,
+               std::exception_ptr error);
+  void add_compile_time(std::chrono::steady_clock::time_point start);
 
   std::unique_ptr<Shard[]> shards_;
   std::shared_ptr<ArtifactStore> store_;

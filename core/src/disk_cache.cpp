@@ -426,7 +426,8 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
 }
 
 std::unique_ptr<ArtifactStore::Claim> DiskCache::claim(
-    const CompileKey& key, std::string_view fingerprint) {
+    const CompileKey& key, std::string_view fingerprint, bool wait,
+    bool* busy) {
   const fs::path lock = lock_path_for(entry_path(key, fingerprint));
   std::error_code ec;
   fs::create_directories(lock.parent_path(), ec);
@@ -456,6 +457,11 @@ std::unique_ptr<ArtifactStore::Claim> DiskCache::claim(
     }
     if (errno != EWOULDBLOCK && errno != EINTR) {
       ::close(fd);
+      return nullptr;
+    }
+    if (!wait && errno == EWOULDBLOCK) {  // another process compiles it
+      ::close(fd);
+      if (busy != nullptr) *busy = true;
       return nullptr;
     }
     if (std::chrono::steady_clock::now() >= deadline) {

@@ -86,7 +86,8 @@ class DiskCache : public ArtifactStore {
   bool store(const CompileKey& key, std::string_view fingerprint,
              const Artifact& artifact) override;
   std::unique_ptr<Claim> claim(const CompileKey& key,
-                               std::string_view fingerprint) override;
+                               std::string_view fingerprint, bool wait = true,
+                               bool* busy = nullptr) override;
   // How long claim() waits for another process's compile (default 2
   // minutes) before it gives up and lets this one compile too.
   void set_lock_wait(std::chrono::milliseconds wait) { lock_wait_ = wait; }

@@ -215,18 +215,20 @@ CompileKey RuntimeImpl::key_for(const KernelSlot& slot,
 // --------------------------------------------------------------------------
 // Compile through the cache (launch misses and warmup)
 // --------------------------------------------------------------------------
-CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
-                                          const KernelSchema& schema,
-                                          const CompileKey& key,
-                                          bool from_launch) {
+CompileCache::Compiler RuntimeImpl::compiler_for(const ImplRecord& impl,
+                                                 const KernelSchema& schema,
+                                                 const CompileKey& key,
+                                                 bool from_launch) {
+  // The callbacks refer to impl, schema and key, which outlive the cache
+  // call they are made for.
   CompileCache::Compiler compiler;
   compiler.counts_as_compile = (impl.c.flags & JW_IMPL_COMPILES_NOTHING) == 0;
   if (from_launch && compiler.counts_as_compile) {
-    compiler.before_compile = [&]() {
+    compiler.before_compile = [this, &impl, &schema, &key]() {
       monitor_.before_launch_compile(schema, key, impl.platform);
     };
   }
-  compiler.compile = [&]() {
+  compiler.compile = [&impl, &key]() {
     KeyViewStorage view;
     make_key_view(key, impl, view);
     struct Sink {
@@ -266,7 +268,7 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
     return std::move(sink.artifact);
   };
   if (impl.c.fingerprint != nullptr) {
-    compiler.fingerprint = [&]() -> std::optional<std::string> {
+    compiler.fingerprint = [&impl, &key]() -> std::optional<std::string> {
       KeyViewStorage view;
       make_key_view(key, impl, view);
       TextCollector text;
@@ -276,12 +278,113 @@ CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
       return text.text;
     };
   }
-  compiler.finalize = [&](Artifact& artifact) {
+  compiler.finalize = [&impl, &key](Artifact& artifact) {
     auto attachment = std::make_shared<LaunchAttachment>(key);
     make_key_view(attachment->key, impl, attachment->key_view);
     artifact.attachment = std::move(attachment);
   };
-  return cache_.get_or_compile(key, compiler);
+  return compiler;
+}
+
+CompileCache::Lookup RuntimeImpl::compile(const ImplRecord& impl,
+                                          const KernelSchema& schema,
+                                          const CompileKey& key,
+                                          bool from_launch) {
+  return cache_.get_or_compile(key,
+                               compiler_for(impl, schema, key, from_launch));
+}
+
+std::vector<CompileCache::BatchLookup> RuntimeImpl::compile_batch(
+    const ImplRecord& impl, const KernelSchema& schema,
+    std::span<const CompileKey* const> keys) {
+  CompileCache::BatchCompiler batch;
+  batch.compiler_for = [&](std::size_t index) {
+    return compiler_for(impl, schema, *keys[index], /*from_launch=*/false);
+  };
+  batch.compile_together = [&](std::span<const std::size_t> indices) {
+    // The answers the plugin gives, one slot per key of the batch.
+    struct Answers {
+      std::span<const CompileKey* const> keys;
+      std::span<const std::size_t> indices;
+      std::vector<CompileCache::KeyOutcome> outcomes;
+      CompileCache::KeyOutcome& slot(uint32_t index) {
+        if (index >= outcomes.size()) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "compile_batch answered for key {} of a batch of {}", index,
+               outcomes.size());
+        }
+        CompileCache::KeyOutcome& outcome = outcomes[index];
+        if (outcome.artifact || outcome.error) {
+          fail(JW_ERROR_INVALID_ARGUMENT, "compile_batch answered twice for {}",
+               keys[indices[index]]->text());
+        }
+        return outcome;
+      }
+    } answers{keys, indices,
+              std::vector<CompileCache::KeyOutcome>(indices.size())};
+    std::vector<KeyViewStorage> views(indices.size());
+    std::vector<const jw_compile_key_view*> view_pointers;
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      make_key_view(*keys[indices[k]], impl, views[k]);
+      view_pointers.push_back(&views[k].view);
+    }
+    jw_batch_artifact_sink out{};
+    out.struct_size = sizeof(out);
+    out.ctx = &answers;
+    out.emit = [](void* ctx, uint32_t index,
+                  const jw_artifact_desc* a) -> jw_status {
+      return c_guard([&] {
+        auto& answers = *static_cast<Answers*>(ctx);
+        CompileCache::KeyOutcome& outcome = answers.slot(index);
+        if (a == nullptr ||
+            a->struct_size < offsetof(jw_artifact_desc, entry_point) ||
+            (a->binary_size > 0 && a->binary == nullptr)) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "compile_batch: the artifact of {} is null, too small or has "
+               "no binary",
+               answers.keys[answers.indices[index]]->text());
+        }
+        Artifact artifact;
+        artifact.binary.assign(static_cast<const char*>(a->binary),
+                               a->binary_size);
+        artifact.format = a->format != nullptr ? a->format : "";
+        artifact.entry_point = a->entry_point != nullptr ? a->entry_point : "";
+        outcome.artifact = std::move(artifact);
+      });
+    };
+    out.fail = [](void* ctx, uint32_t index, jw_status status,
+                  const char* message) -> jw_status {
+      return c_guard([&] {
+        auto& answers = *static_cast<Answers*>(ctx);
+        CompileCache::KeyOutcome& outcome = answers.slot(index);
+        // The text a failed compile of the key alone gives.
+        const jw_status why =
+            status != JW_OK ? status : JW_ERROR_COMPILE_FAILED;
+        outcome.error = std::make_exception_ptr(
+            Error(why, fmt::format("compile of {}: {} ({})",
+                                   answers.keys[answers.indices[index]]->text(),
+                                   message != nullptr && *message != '\0'
+                                       ? message
+                                       : "no detail given",
+                                   jw_status_name(why))));
+      });
+    };
+    clear_last_error();
+    const jw_status status =
+        impl.c.compile_batch(impl.c.user_data, view_pointers.data(),
+                             static_cast<uint32_t>(view_pointers.size()), &out);
+    if (status != JW_OK) {
+      // Keys it did answer keep their answers; the others compile alone.
+      logger_.log(JW_LOG_DEBUG,
+                  fmt::format("compile_batch of {} keys of {} by {} returned "
+                              "{}; compiling the unanswered keys one by one",
+                              indices.size(), schema.name(), impl.impl_name,
+                              jw_status_name(status)));
+      clear_last_error();
+    }
+    return std::move(answers.outcomes);
+  };
+  return cache_.get_or_compile_batch(keys, batch);
 }
 
 }  // namespace jitwarm::detail

@@ -69,6 +69,17 @@ jw_status impl_compile(void* user_data, const jw_compile_key_view* key,
   });
 }
 
+jw_status impl_compile_batch(void* user_data,
+                             const jw_compile_key_view* const* keys,
+                             uint32_t num_keys,
+                             const jw_batch_artifact_sink* out) {
+  const ImplRecord& impl = impl_of(user_data);
+  return guarded_impl_call(impl, "compile_batch", kCompileThrew, [&] {
+    return impl.plugin.compile_batch(impl.plugin.user_data, keys, num_keys,
+                                     out);
+  });
+}
+
 jw_status impl_launch(void* user_data, const jw_artifact_view* artifact,
                       const jw_arg_value* args, uint32_t num_args,
                       void* stream) {
@@ -273,6 +284,8 @@ jw_kernel_impl guarded_impl_table(const ImplRecord& record) {
   jw_kernel_impl c = record.plugin;
   c.user_data = const_cast<ImplRecord*>(&record);
   c.compile = record.plugin.compile != nullptr ? &impl_compile : nullptr;
+  c.compile_batch =
+      record.plugin.compile_batch != nullptr ? &impl_compile_batch : nullptr;
   c.launch = record.plugin.launch != nullptr ? &impl_launch : nullptr;
   c.describe = record.plugin.describe != nullptr ? &impl_describe : nullptr;
   c.fingerprint =

@@ -86,6 +86,15 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   CompileCache::Lookup compile(const ImplRecord& impl,
                                const KernelSchema& schema,
                                const CompileKey& key, bool from_launch);
+  // Warmup: `keys` of `impl` together (jw_kernel_impl.compile_batch, which
+  // the implementation must have), one result per key.
+  std::vector<CompileCache::BatchLookup> compile_batch(
+      const ImplRecord& impl, const KernelSchema& schema,
+      std::span<const CompileKey* const> keys);
+  // How the cache compiles `key` with `impl` (compile's and the batch's).
+  CompileCache::Compiler compiler_for(const ImplRecord& impl,
+                                      const KernelSchema& schema,
+                                      const CompileKey& key, bool from_launch);
 
   // --- warmup (warmup_execution.cpp)
   WarmupResult warmup(const std::vector<WarmupRequest>& requests,
@@ -122,13 +131,15 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   JitMonitor& monitor() { return monitor_; }
   DiskCache* disk_cache() { return disk_cache_.get(); }
 
- private:
-  friend class PluginLibrary;
+  // One key warmup compiles, with the implementation that wins for it.
   struct WarmupWork {
     std::shared_ptr<const KernelSchema> schema;
     std::shared_ptr<ImplRecord> impl;
     CompileKey key;
   };
+
+ private:
+  friend class PluginLibrary;
   struct SourceKernelState {
     SourceKernel kernel;
     ImplSource source;

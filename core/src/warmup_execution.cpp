@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -111,40 +112,137 @@ WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
   return compile_all(work, options);
 }
 
+namespace {
+
+// The units warmup hands to its workers: each is the indices of keys of one
+// implementation and target compiled together (at most batch_size of
+// them), or a single key. The largest units come first, so the workers
+// that take them are not the last to finish.
+std::vector<std::vector<std::size_t>> warmup_units(
+    const std::vector<RuntimeImpl::WarmupWork>& work, unsigned batch_size) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::pair<const ImplRecord*, std::string>, std::size_t> group_of;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    const ImplRecord* impl = work[i].impl.get();
+    if (batch_size <= 1 || impl->c.compile_batch == nullptr) {  // 0 too
+      groups.push_back({i});
+      continue;
+    }
+    const auto [it, fresh] =
+        group_of.try_emplace({impl, work[i].key.target()}, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  std::vector<std::vector<std::size_t>> units;
+  for (const std::vector<std::size_t>& group : groups) {
+    for (std::size_t first = 0; first < group.size(); first += batch_size) {
+      const std::size_t last = std::min(group.size(), first + batch_size);
+      units.emplace_back(group.begin() + static_cast<std::ptrdiff_t>(first),
+                         group.begin() + static_cast<std::ptrdiff_t>(last));
+    }
+  }
+  std::stable_sort(
+      units.begin(), units.end(),
+      [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  return units;
+}
+
+void note_failure(WarmupKeyResult& r, const std::exception& e) {
+  r.failed = true;
+  r.error = e.what();
+  const auto* error = dynamic_cast<const Error*>(&e);
+  r.status = error != nullptr ? error->status() : JW_ERROR_INTERNAL;
+}
+
+}  // namespace
+
 WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
                                       const WarmupOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   WarmupResult result;
   result.keys.resize(work.size());
+  const std::vector<std::vector<std::size_t>> units =
+      warmup_units(work, options.batch_size);
   std::atomic<std::size_t> next{0};
   std::mutex progress_mutex;
   std::size_t done = 0;
-  const auto worker = [&]() {
-    for (std::size_t i = next.fetch_add(1); i < work.size();
-         i = next.fetch_add(1)) {
+  const auto report = [&](std::size_t i) {
+    if (!options.progress) return;
+    std::lock_guard lock(progress_mutex);
+    options.progress(++done, work.size(), work[i].key);
+  };
+  // Before a key compiles: the inputs a real launch would pass must give
+  // this very key.
+  const auto inputs_reproduce = [&](std::size_t i) {
+    const WarmupWork& w = work[i];
+    WarmupKeyResult& r = result.keys[i];
+    r.key_text = w.key.text();
+    r.key_hash = w.key.hash();
+    try {
+      (void)warmup_inputs_for(*w.schema, w.key);
+      return true;
+    } catch (const std::exception& e) {
+      note_failure(r, e);
+      return false;
+    }
+  };
+  const auto run_unit = [&](const std::vector<std::size_t>& unit) {
+    if (unit.size() == 1) {
+      const std::size_t i = unit.front();
       const WarmupWork& w = work[i];
-      WarmupKeyResult& r = result.keys[i];
-      r.key_text = w.key.text();
-      r.key_hash = w.key.hash();
-      try {
-        // The inputs a real launch would pass must give this very key.
-        (void)warmup_inputs_for(*w.schema, w.key);
-        r.compiled =
-            compile(*w.impl, *w.schema, w.key, /*from_launch=*/false).compiled;
-      } catch (const std::exception& e) {
-        r.failed = true;
-        r.error = e.what();
-        const auto* error = dynamic_cast<const Error*>(&e);
-        r.status = error != nullptr ? error->status() : JW_ERROR_INTERNAL;
+      if (inputs_reproduce(i)) {
+        try {
+          result.keys[i].compiled =
+              compile(*w.impl, *w.schema, w.key, /*from_launch=*/false)
+                  .compiled;
+        } catch (const std::exception& e) {
+          note_failure(result.keys[i], e);
+        }
       }
-      if (options.progress) {
-        std::lock_guard lock(progress_mutex);
-        options.progress(++done, work.size(), w.key);
+      report(i);
+      return;
+    }
+    std::vector<std::size_t> batched;
+    std::vector<const CompileKey*> keys;
+    for (const std::size_t i : unit) {
+      if (inputs_reproduce(i)) {
+        batched.push_back(i);
+        keys.push_back(&work[i].key);
+      } else {
+        report(i);
       }
+    }
+    if (batched.empty()) return;
+    const WarmupWork& first = work[batched.front()];
+    const std::vector<CompileCache::BatchLookup> lookups =
+        compile_batch(*first.impl, *first.schema, keys);
+    for (std::size_t k = 0; k < batched.size(); ++k) {
+      WarmupKeyResult& r = result.keys[batched[k]];
+      if (lookups[k].error) {
+        try {
+          std::rethrow_exception(lookups[k].error);
+        } catch (const std::exception& e) {
+          note_failure(r, e);
+        } catch (...) {
+          r.failed = true;
+          r.error = "unknown exception";
+          r.status = JW_ERROR_INTERNAL;
+        }
+      } else {
+        r.compiled = lookups[k].compiled;
+      }
+      report(batched[k]);
+    }
+  };
+  const auto worker = [&]() {
+    for (std::size_t u = next.fetch_add(1); u < units.size();
+         u = next.fetch_add(1)) {
+      run_unit(units[u]);
     }
   };
   const unsigned jobs = std::max(
-      1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(work.size())));
+      1u,
+      std::min<unsigned>(options.jobs, static_cast<unsigned>(units.size())));
   if (jobs <= 1) {
     worker();
   } else {

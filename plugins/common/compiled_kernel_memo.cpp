@@ -40,6 +40,54 @@ std::shared_ptr<const CompiledKernel> CompiledKernelMemo::get_or_compile(
   return result.get();
 }
 
+std::shared_ptr<const CompiledKernel> CompiledKernelMemo::find(
+    const std::string& identity) {
+  Result result;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = entries_.find(identity);
+    if (found == entries_.end()) return nullptr;
+    result = found->second;
+  }
+  try {
+    return result.get();
+  } catch (...) {
+    return nullptr;  // that compile failed: the caller tries its own
+  }
+}
+
+std::vector<std::shared_ptr<const CompiledKernel>>
+CompiledKernelMemo::put_batch(
+    std::vector<std::pair<std::string, CompiledKernel>> compiled) {
+  std::vector<Result> results;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.compiles;
+    for (auto& [identity, kernel] : compiled) {
+      ++counters_.requests;
+      const auto found = entries_.find(identity);
+      if (found != entries_.end()) {
+        results.push_back(found->second);
+        continue;
+      }
+      std::promise<std::shared_ptr<const CompiledKernel>> ready;
+      ready.set_value(
+          std::make_shared<const CompiledKernel>(std::move(kernel)));
+      results.push_back(ready.get_future().share());
+      entries_.emplace(identity, results.back());
+    }
+  }
+  std::vector<std::shared_ptr<const CompiledKernel>> out;
+  for (Result& r : results) {
+    try {
+      out.push_back(r.get());
+    } catch (...) {
+      out.push_back(nullptr);  // an earlier compile of it failed meanwhile
+    }
+  }
+  return out;
+}
+
 CompiledKernelMemo::Counters CompiledKernelMemo::counters() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return counters_;

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace jitwarm::gpu {
 
@@ -33,6 +35,15 @@ class CompiledKernelMemo {
   // changes the binary. Rethrows what `compile` threw.
   std::shared_ptr<const CompiledKernel> get_or_compile(
       const std::string& identity, const Compile& compile);
+
+  // The compiled kernel of `identity` (waiting for a compile of it in
+  // flight), or nullptr when there is none or that compile failed.
+  std::shared_ptr<const CompiledKernel> find(const std::string& identity);
+  // What one program compiled for several identities at once gave (a
+  // batch, GpuBackend::compile_batch): counted as one compile. An identity
+  // already there keeps its entry. Returns each identity's entry, in order.
+  std::vector<std::shared_ptr<const CompiledKernel>> put_batch(
+      std::vector<std::pair<std::string, CompiledKernel>> compiled);
 
   struct Counters {
     uint64_t requests = 0;

@@ -201,6 +201,112 @@ std::shared_ptr<const CompiledKernel> GpuBackend::compile(
   });
 }
 
+std::vector<GpuBackend::BatchResult> GpuBackend::compile_batch(
+    const Descriptor& descriptor,
+    std::span<const jw_compile_key_view* const> keys) {
+  std::vector<BatchResult> results(keys.size());
+  // Each key's program; keys whose programs differ only in their name
+  // expression (same source, headers, options and target) form a group.
+  struct Planned {
+    std::size_t key;
+    RtcProgram program;
+    GpuTarget target;
+    std::string identity;  // program_identity of the key's own program
+  };
+  std::vector<Planned> planned;
+  std::map<std::string, std::vector<std::size_t>> groups;  // into planned
+  std::vector<std::string> group_order;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    try {
+      require_compiler();
+      const GpuTarget target = parse_target(*keys[i]);
+      const KernelInstantiation instantiation =
+          instantiate_kernel(descriptor, *keys[i], target);
+      RtcProgram program = program_for(instantiation, target);
+      std::string identity = program_identity(program, target);
+      if (auto known = memo_.find(identity)) {
+        results[i].compiled = std::move(known);
+        continue;
+      }
+      RtcProgram base = program;
+      base.name_expressions.clear();
+      const std::string group = program_identity(base, target);
+      auto [it, fresh] = groups.try_emplace(group);
+      if (fresh) group_order.push_back(group);
+      it->second.push_back(planned.size());
+      planned.push_back(
+          Planned{i, std::move(program), target, std::move(identity)});
+    } catch (const plugin::PluginError& e) {
+      results[i].error = e;
+    }
+  }
+  const RtcCompiler* compiler = compiler_.get();
+  for (const std::string& group : group_order) {
+    const std::vector<std::size_t>& members = groups.at(group);
+    // One program, one name expression per distinct instantiation.
+    RtcProgram program = planned[members.front()].program;
+    program.name_expressions.clear();
+    std::map<std::string, std::size_t> expression_index;
+    std::vector<std::size_t> first_with;  // planned index per expression
+    for (const std::size_t m : members) {
+      const std::string& expression =
+          planned[m].program.name_expressions.front();
+      if (expression_index.try_emplace(expression, first_with.size()).second) {
+        program.name_expressions.push_back(expression);
+        first_with.push_back(m);
+      }
+    }
+    bool together = program.name_expressions.size() > 1;
+    if (together) {
+      const GpuTarget& target = planned[members.front()].target;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        CompiledProgram output = compiler->compile(program, target);
+        const double seconds = std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
+        if (output.lowered_names.size() != program.name_expressions.size()) {
+          throw plugin::PluginError(JW_ERROR_INTERNAL, "lowered names missing");
+        }
+        std::vector<std::pair<std::string, CompiledKernel>> kernels;
+        for (std::size_t e = 0; e < first_with.size(); ++e) {
+          CompiledKernel kernel;
+          kernel.binary = output.binary;  // the program's: every expression
+          kernel.format = output.format;
+          kernel.entry_point = output.lowered_names[e];
+          kernel.log = output.log;
+          kernel.compile_seconds =
+              seconds / static_cast<double>(first_with.size());
+          kernels.emplace_back(planned[first_with[e]].identity,
+                               std::move(kernel));
+        }
+        const auto stored = memo_.put_batch(std::move(kernels));
+        for (const std::size_t m : members) {
+          const std::size_t e =
+              expression_index.at(planned[m].program.name_expressions.front());
+          results[planned[m].key].compiled = stored[e];
+        }
+      } catch (const RtcCompileError&) {
+        together = false;  // one instantiation fails: each key alone says which
+      } catch (const plugin::PluginError&) {
+        together = false;
+      }
+    }
+    // One by one: a lone instantiation, a batch the compiler refused, and
+    // any key whose batch result was lost to a failure meanwhile.
+    for (const std::size_t m : members) {
+      BatchResult& r = results[planned[m].key];
+      if (r.compiled) continue;
+      try {
+        r.compiled = compile(descriptor, *keys[planned[m].key]);
+      } catch (const plugin::PluginError& e) {
+        r.error = e;
+      }
+    }
+  }
+  return results;
+}
+
 std::string GpuBackend::describe(const Descriptor& descriptor,
                                  const jw_compile_key_view& key) const {
   const GpuTarget target = parse_target(key);
@@ -609,6 +715,42 @@ struct GpuBackend::KernelCallbacks {
                          "handing the artifact to the core");
     });
   }
+  static jw_status compile_batch(void* user_data,
+                                 const jw_compile_key_view* const* keys,
+                                 uint32_t num_keys,
+                                 const jw_batch_artifact_sink* out) {
+    return plugin::guarded([&] {
+      require(keys != nullptr || num_keys == 0, "the keys");
+      require(out != nullptr && out->emit != nullptr && out->fail != nullptr,
+              "the batch sink");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      for (uint32_t i = 0; i < num_keys; ++i) {
+        require(keys[i] != nullptr, "a key of the batch");
+        check_kernel(entry, *keys[i]);
+      }
+      const std::vector<GpuBackend::BatchResult> results =
+          entry.backend->compile_batch(entry.descriptor,
+                                       std::span(keys, num_keys));
+      for (uint32_t i = 0; i < num_keys; ++i) {
+        if (results[i].compiled) {
+          const CompiledKernel& compiled = *results[i].compiled;
+          jw_artifact_desc artifact{};
+          artifact.struct_size = sizeof(jw_artifact_desc);
+          artifact.binary = compiled.binary.data();
+          artifact.binary_size = compiled.binary.size();
+          artifact.format = compiled.format.c_str();
+          artifact.entry_point = compiled.entry_point.c_str();
+          plugin::check_host(out->emit(out->ctx, i, &artifact),
+                             "handing an artifact of the batch to the core");
+        } else {
+          const plugin::PluginError& error = *results[i].error;
+          plugin::check_host(
+              out->fail(out->ctx, i, error.status(), error.what()),
+              "handing a failure of the batch to the core");
+        }
+      }
+    });
+  }
   static jw_status launch(void* user_data, const jw_artifact_view* artifact,
                           const jw_arg_value* args, uint32_t num_args,
                           void* stream) {
@@ -681,6 +823,7 @@ jw_kernel_impl GpuBackend::impl_table(ImplEntry& entry,
   impl.num_param_names = static_cast<uint32_t>(names.size());
   impl.user_data = &entry;
   impl.compile = &KernelCallbacks::compile;
+  impl.compile_batch = &KernelCallbacks::compile_batch;
   impl.launch = &KernelCallbacks::launch;
   impl.describe = &KernelCallbacks::describe;
   impl.fingerprint = &KernelCallbacks::fingerprint;

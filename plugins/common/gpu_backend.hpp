@@ -16,6 +16,7 @@
 #pragma once
 
 #include <jitwarm/jitwarm.h>
+#include <jitwarm/plugin/error.hpp>
 
 #include "compiled_kernel_memo.hpp"
 #include "device_driver.hpp"
@@ -27,6 +28,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -91,6 +93,20 @@ class GpuBackend {
   std::shared_ptr<const CompiledKernel> compile(const Descriptor& descriptor,
                                                 const jw_compile_key_view& key);
   std::shared_ptr<const CompiledKernel> compile(const jw_compile_key_view& key);
+  // Several keys at once (jw_kernel_impl.compile_batch): keys whose
+  // programs differ only in their instantiation compile as one program
+  // with a name expression each, so the compiler parses and sets up once.
+  // Every key's artifact is that program's binary, with its own entry
+  // point. When the compiler refuses the program, each of its keys is
+  // compiled alone, so a failing instantiation reports its own error and
+  // costs the others nothing. One result per key, in order.
+  struct BatchResult {
+    std::shared_ptr<const CompiledKernel> compiled;  // or:
+    std::optional<plugin::PluginError> error;
+  };
+  std::vector<BatchResult> compile_batch(
+      const Descriptor& descriptor,
+      std::span<const jw_compile_key_view* const> keys);
   std::string describe(const Descriptor& descriptor,
                        const jw_compile_key_view& key) const;
   std::string describe(const jw_compile_key_view& key) const;

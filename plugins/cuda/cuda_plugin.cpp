@@ -29,6 +29,18 @@ jw_status register_all(const jw_host_api* host) {
   return plugin::register_with_host(host, kPluginName, [&] {
     std::string nvrtc_missing;
     std::unique_ptr<NvrtcCompiler> nvrtc = NvrtcCompiler::open(nvrtc_missing);
+    if (nvrtc != nullptr && host->get_config != nullptr) {
+      if (const char* level =
+              host->get_config(host->host_ctx, "cuda.fast_compile")) {
+        try {
+          nvrtc->set_fast_compile(level);
+        } catch (const plugin::PluginError& e) {
+          // A bad setting keeps the plugin, with the default, and says so.
+          plugin::log(JW_LOG_WARNING, std::string(e.what()) + "; using " +
+                                          nvrtc->fast_compile());
+        }
+      }
+    }
     auto driver = std::make_unique<CudaDeviceDriver>();
     if (nvrtc == nullptr && !driver->library_available()) {
       throw plugin::PluginError(

@@ -128,11 +128,28 @@ std::string NvrtcCompiler::identity() const {
   return "nvrtc " + std::to_string(major_) + "." + std::to_string(minor_);
 }
 
+void NvrtcCompiler::set_fast_compile(std::string_view level) {
+  if (level != "off" && level != "min" && level != "mid" && level != "max") {
+    throw plugin::PluginError(
+        JW_ERROR_INVALID_ARGUMENT,
+        "JITWARM_CUDA_FAST_COMPILE is '" + std::string(level) +
+            "': use off, min, mid or max (NVRTC's --Ofast-compile levels)");
+  }
+  fast_compile_ = level;
+}
+
 std::vector<std::string> NvrtcCompiler::options_for(
     const gpu::GpuTarget& target) const {
   // No fast-math: the kernels must match the CPU reference (KERNELS.md), so
   // division and sqrt stay IEEE-rounded (NVRTC's defaults).
-  return {"--gpu-architecture=" + target.arch, "-std=c++17"};
+  std::vector<std::string> options{"--gpu-architecture=" + target.arch,
+                                   "-std=c++17"};
+  // --Ofast-compile arrived in NVRTC 12.8; an older one would refuse it.
+  const bool has_fast_compile = major_ > 12 || (major_ == 12 && minor_ >= 8);
+  if (fast_compile_ != "off" && has_fast_compile) {
+    options.push_back("--Ofast-compile=" + fast_compile_);
+  }
+  return options;
 }
 
 void NvrtcCompiler::check_arch_supported(const gpu::GpuTarget& target) const {

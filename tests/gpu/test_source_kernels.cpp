@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -271,6 +272,113 @@ TEST_CASE(
   RegistrationHandle three = runtime->register_source_kernel(first);
   CHECK(runtime->explain(kScale).platforms[0].winner.impl_name == first_impl);
   CHECK(runtime->warmup({scale_request()}, options).compiled == 0);
+}
+
+TEST_CASE(
+    "given a batch of one kernel's keys with one instantiation that does not "
+    "compile, then the others land and the failing key reports its own "
+    "error") {
+  KernelDirectory kernels;
+  kernels.write("picky.toml", R"(
+[kernel]
+name = "test.kernels.picky"
+source = "picky.cu"
+function = "test::picky"
+
+[[param]]
+name = "x"
+kind = "tensor"
+dtypes = ["float32"]
+rank = 1
+
+[[param]]
+name = "n"
+kind = "int"
+flags = ["do_not_specialize"]
+
+[[param]]
+name = "WIDTH"
+kind = "constexpr"
+
+[compile]
+template = ["WIDTH"]
+
+[launch]
+block = ["64"]
+grid = ["1"]
+)");
+  kernels.write("picky.cu", R"(#include "portability.cuh"
+namespace test {
+template <int kWidth>
+__global__ void picky(float* x, jw::i32 n) {
+  static_assert(kWidth != 3, "a width of 3 is not supported");
+  if (jw::thread_index() < n) x[jw::thread_index()] *= kWidth;
+}
+}  // namespace test
+)");
+  PluginLoadReport report;
+  auto runtime = runtime_with(kernels, &report);
+  REQUIRE(report.kernel_files.size() == 1);
+  REQUIRE_MESSAGE(report.kernel_files[0].loaded, report.kernel_files[0].detail);
+  WarmupRequest request;
+  request.kernel_name = "test.kernels.picky";
+  request.axes = {
+      {"WIDTH",
+       WarmupAxis{{__int128{1}, __int128{2}, __int128{3}, __int128{4}}, {}}}};
+  for (const char* target : {"cuda:sm_90", "hip:gfx90a"}) {
+    CAPTURE(target);
+    WarmupOptions options;
+    options.target = target;
+    REQUIRE(options.batch_size > 1);  // the default compiles them together
+    const WarmupResult w = runtime->warmup({request}, options);
+    REQUIRE(w.keys.size() == 4);
+    CHECK(w.compiled == 3);
+    CHECK(w.failed == 1);
+    for (const WarmupKeyResult& k : w.keys) {
+      CAPTURE(k.key_text);
+      const bool width_3 = k.key_text.find("WIDTH=3") != std::string::npos;
+      CHECK(k.failed == width_3);
+      if (width_3) {
+        CHECK(k.error.find("a width of 3 is not supported") !=
+              std::string::npos);
+        CHECK(k.status == JW_ERROR_COMPILE_FAILED);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "given keys warmed in batches, then each key's artifact names its own "
+    "instantiation, as the key compiled alone does") {
+  KernelDirectory empty;
+  auto batched = runtime_with(empty);
+  auto alone = runtime_with(empty);
+  WarmupRequest request;
+  request.kernel_name = "vllm.model_executor.layers.activation.silu_and_mul";
+  WarmupOptions options;
+  options.target = "cuda:sm_90";
+  const std::vector<CompileKey> keys = batched->warmup_plan({request}, options);
+  REQUIRE(keys.size() > 4);
+  const WarmupResult together = batched->warmup_keys(keys, options);
+  CHECK(together.compiled == keys.size());
+  WarmupOptions one_by_one = options;
+  one_by_one.batch_size = 1;
+  CHECK(alone->warmup_keys(keys, one_by_one).compiled == keys.size());
+  std::set<std::string> entry_points;
+  for (const CompileKey& key : keys) {
+    CAPTURE(key.text());
+    const auto from_batch = batched->cached_artifact(key);
+    const auto from_alone = alone->cached_artifact(key);
+    REQUIRE(from_batch);
+    REQUIRE(from_alone);
+    CHECK(from_batch->entry_point == from_alone->entry_point);
+    CHECK(from_batch->format == "cubin");
+    // The batch's binary holds its key's kernel (and its batch-mates').
+    CHECK(from_batch->binary.find(from_batch->entry_point) !=
+          std::string::npos);
+    entry_points.insert(std::string(from_batch->entry_point));
+  }
+  CHECK(entry_points.size() > 1);
 }
 
 TEST_CASE(

@@ -403,3 +403,234 @@ TEST_CASE(
   CHECK(next_run.stats().disk_rejects == 0);
   CHECK(calls.load() == 1);
 }
+
+// --- several keys at once (get_or_compile_batch) ---------------------------
+namespace {
+
+// A batch compiler whose keys compile together into "batch:<i>" (or fail,
+// for the indices in `failing`), counting its runs and the keys it saw.
+struct CountingBatch {
+  std::vector<CompileKey> keys;
+  std::set<std::size_t> failing;
+  bool throw_whole_batch = false;
+  bool leave_unanswered = false;        // answers only the first key
+  std::string fingerprint;              // empty: none (memory only)
+  int batch_runs = 0, single_runs = 0;  // run on the calling thread
+  std::vector<std::size_t> together;    // the indices of the last batch
+
+  CompileCache::BatchCompiler compiler() {
+    CompileCache::BatchCompiler b;
+    b.compiler_for = [this](std::size_t i) {
+      CompileCache::Compiler c;
+      c.compile = [this, i] {
+        ++single_runs;
+        Artifact a;
+        a.binary = "single:" + std::to_string(i);
+        return a;
+      };
+      if (!fingerprint.empty()) {
+        c.fingerprint = [this] {
+          return std::optional<std::string>(fingerprint);
+        };
+      }
+      return c;
+    };
+    b.compile_together = [this](std::span<const std::size_t> indices) {
+      ++batch_runs;
+      together.assign(indices.begin(), indices.end());
+      if (throw_whole_batch) throw Error(JW_ERROR_COMPILE_FAILED, "batch");
+      std::vector<CompileCache::KeyOutcome> outcomes(indices.size());
+      for (std::size_t k = 0; k < indices.size(); ++k) {
+        if (leave_unanswered && k > 0) continue;
+        if (failing.contains(indices[k])) {
+          outcomes[k].error = std::make_exception_ptr(Error(
+              JW_ERROR_COMPILE_FAILED, "key " + std::to_string(indices[k])));
+        } else {
+          Artifact a;
+          a.binary = "batch:" + std::to_string(indices[k]);
+          outcomes[k].artifact = std::move(a);
+        }
+      }
+      return outcomes;
+    };
+    return b;
+  }
+  std::vector<const CompileKey*> pointers() const {
+    std::vector<const CompileKey*> p;
+    for (const CompileKey& k : keys) p.push_back(&k);
+    return p;
+  }
+};
+
+CountingBatch batch_of(int n) {
+  CountingBatch b;
+  for (int i = 0; i < n; ++i)
+    b.keys.push_back(key_named("b:" + std::to_string(i)));
+  return b;
+}
+
+std::string error_of(const CompileCache::BatchLookup& r) {
+  try {
+    std::rethrow_exception(r.error);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a cold cache, when four keys are asked as a batch, then they "
+    "compile in one run, count four compiles, and hit afterwards") {
+  CompileCache cache;
+  CountingBatch batch = batch_of(4);
+  const auto keys = batch.pointers();
+  const auto results = cache.get_or_compile_batch(keys, batch.compiler());
+  CHECK(batch.batch_runs == 1);
+  CHECK(batch.single_runs == 0);
+  CHECK(batch.together == std::vector<std::size_t>{0, 1, 2, 3});
+  for (std::size_t i = 0; i < 4; ++i) {
+    REQUIRE(results[i].artifact != nullptr);
+    CHECK(results[i].compiled);
+    CHECK(results[i].artifact->binary == "batch:" + std::to_string(i));
+  }
+  CacheStats s = cache.stats();
+  CHECK(s.misses == 4);
+  CHECK(s.compiles == 4);
+  CHECK(s.entries == 4);
+  // Every key is now an ordinary hit, alone or in a batch.
+  std::atomic<int> calls{0};
+  CHECK_FALSE(cache.get_or_compile(batch.keys[2], counting(calls)).compiled);
+  const auto again = cache.get_or_compile_batch(keys, batch.compiler());
+  CHECK(batch.batch_runs == 1);
+  for (const auto& r : again) CHECK_FALSE(r.compiled);
+  CHECK(cache.stats().hits == 5);
+  CHECK(calls == 0);
+}
+
+TEST_CASE(
+    "given a batch with one failing key, then the others land and the "
+    "failing one reports its own error and is not cached") {
+  CompileCache cache;
+  CountingBatch batch = batch_of(3);
+  batch.failing = {1};
+  const auto keys = batch.pointers();
+  const auto results = cache.get_or_compile_batch(keys, batch.compiler());
+  CHECK(results[0].artifact != nullptr);
+  CHECK(results[2].artifact != nullptr);
+  REQUIRE(results[1].artifact == nullptr);
+  CHECK(error_of(results[1]) == "key 1");
+  CHECK(cache.find(batch.keys[1]) == nullptr);
+  // A later call compiles the failed key again.
+  batch.failing.clear();
+  const auto retry = cache.get_or_compile_batch(keys, batch.compiler());
+  CHECK(retry[1].compiled);
+  CHECK(batch.together == std::vector<std::size_t>{1});
+}
+
+TEST_CASE(
+    "given a batch that fails as a whole or answers only some keys, then the "
+    "keys it did not answer are compiled one by one") {
+  CompileCache cache;
+  CountingBatch whole = batch_of(3);
+  whole.throw_whole_batch = true;
+  const auto whole_keys = whole.pointers();
+  const auto results = cache.get_or_compile_batch(whole_keys, whole.compiler());
+  CHECK(whole.single_runs == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    REQUIRE(results[i].artifact != nullptr);
+    CHECK(results[i].artifact->binary == "single:" + std::to_string(i));
+  }
+  CompileCache other;
+  CountingBatch partial = batch_of(3);
+  for (CompileKey& k : partial.keys) k = key_named(k.target() + "p");
+  partial.leave_unanswered = true;
+  const auto partial_keys = partial.pointers();
+  const auto answered =
+      other.get_or_compile_batch(partial_keys, partial.compiler());
+  CHECK(answered[0].artifact->binary == "batch:0");
+  CHECK(answered[1].artifact->binary == "single:1");
+  CHECK(answered[2].artifact->binary == "single:2");
+  CHECK(other.stats().compiles == 3);
+}
+
+TEST_CASE(
+    "given keys already in the store and a key another process is "
+    "compiling, then the batch reads the first, waits for the second, and "
+    "compiles only the rest together") {
+  TempDir dir;
+  auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
+  CountingBatch batch = batch_of(4);
+  batch.fingerprint = "fp";
+  {
+    // Key 0 is on disk already.
+    CompileCache earlier;
+    earlier.set_store(disk);
+    std::atomic<int> calls{0};
+    auto c = counting(calls, "from disk");
+    c.fingerprint = [] { return std::optional<std::string>("fp"); };
+    earlier.get_or_compile(batch.keys[0], c);
+  }
+  // Key 3 is being compiled by another process: it holds the key's claim
+  // for a moment, then stores the entry.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto claim = disk->claim(batch.keys[3], "fp");
+    std::ofstream(dir.path / "claimed") << "yes";
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Artifact a;
+    a.binary = "other process";
+    disk->store(batch.keys[3], "fp", a);
+    ::_exit(0);
+  }
+  while (!fs::exists(dir.path / "claimed")) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CompileCache cache;
+  cache.set_store(disk);
+  const auto keys = batch.pointers();
+  const auto results = cache.get_or_compile_batch(keys, batch.compiler());
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(batch.together == std::vector<std::size_t>{1, 2});
+  CHECK(results[0].artifact->binary == "from disk");
+  CHECK_FALSE(results[0].compiled);
+  CHECK(results[1].artifact->binary == "batch:1");
+  CHECK(results[3].artifact->binary == "other process");
+  CHECK_FALSE(results[3].compiled);
+  CHECK(batch.single_runs == 0);
+  const CacheStats s = cache.stats();
+  CHECK(s.compiles == 2);
+  CHECK(s.disk_hits == 2);
+  CHECK(s.disk_writes == 2);
+}
+
+TEST_CASE(
+    "given a key another thread is compiling, when a batch asks for it, then "
+    "the batch waits for that compile instead of compiling it again") {
+  CompileCache cache;
+  CountingBatch batch = batch_of(2);
+  std::atomic<bool> started{false}, release{false};
+  CompileCache::Compiler slow;
+  slow.compile = [&] {
+    started = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Artifact a;
+    a.binary = "thread";
+    return a;
+  };
+  std::thread other([&] { cache.get_or_compile(batch.keys[1], slow); });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release = true;
+  });
+  const auto keys = batch.pointers();
+  const auto results = cache.get_or_compile_batch(keys, batch.compiler());
+  other.join();
+  releaser.join();
+  CHECK(batch.together == std::vector<std::size_t>{0});
+  CHECK(results[1].artifact->binary == "thread");
+  CHECK_FALSE(results[1].compiled);
+  CHECK(cache.stats().compiles == 2);
+}

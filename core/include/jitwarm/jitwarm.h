@@ -344,6 +344,17 @@ typedef struct jw_text_sink {
 /* ------------------------------------------------------------------------ */
 /* Kernel implementations                                                   */
 /* ------------------------------------------------------------------------ */
+/* Where compile_batch answers for each key, by its index in the batch. */
+typedef struct jw_batch_artifact_sink {
+  uint32_t struct_size; /* sizeof(jw_batch_artifact_sink) */
+  const void* next;
+  void* ctx;
+  jw_status (*emit)(void* ctx, uint32_t index,
+                    const jw_artifact_desc* artifact);
+  jw_status (*fail)(void* ctx, uint32_t index, jw_status status,
+                    const char* message);
+} jw_batch_artifact_sink;
+
 typedef struct jw_kernel_impl {
   uint32_t struct_size; /* sizeof(jw_kernel_impl) */
   const void* next;
@@ -408,6 +419,21 @@ typedef struct jw_kernel_impl {
   void (*release_prepared)(void* user_data, void* prepared);
   /* jw_impl_flag bits; 0 for none. */
   uint32_t flags;
+  /* Optional: compile several keys at once, compile-only, with the results
+   * compile would give one by one. Warmup groups the keys it has to
+   * compile by implementation and target and passes a group in one call,
+   * so a plugin can compile them in one compiler run (the GPU plugins
+   * compile a kernel's instantiations as one program). For each key the
+   * plugin calls exactly one of out->emit (its artifact, copied during the
+   * call) and out->fail (why that key failed), in any order; an artifact
+   * must launch for its key as compile's would (its binary may hold the
+   * code of other keys of the batch too). JW_OK once every key is
+   * answered. Another status, or a key left unanswered, makes the core
+   * compile the unanswered keys one by one with compile. Thread-safe. */
+  jw_status (*compile_batch)(void* user_data,
+                             const jw_compile_key_view* const* keys,
+                             uint32_t num_keys,
+                             const jw_batch_artifact_sink* out);
 } jw_kernel_impl;
 
 typedef enum jw_impl_flag {

@@ -499,9 +499,15 @@ std::string manifest_entry_for_key(const KernelSchema& schema,
 struct WarmupOptions {
   std::string platform;  // empty: the runtime's default launch platform
   std::string target;    // empty: the platform's device 0
-  unsigned jobs = 1;     // keys compiled at once (threads)
+  unsigned jobs = 1;     // compiles at once (threads)
   // Called after each key: done, total, the key.
-  std::function<void(std::size_t, std::size_t, const CompileKey&)> progress;
+  std::function<void(std::size_t, std::size_t, const CompileKey&)> progress =
+      {};
+  // At most this many keys of one implementation and target are compiled
+  // together, in one compiler run, by implementations that can
+  // (jw_kernel_impl.compile_batch; docs/warmup.md "Batches"). 0 or 1: one
+  // by one.
+  unsigned batch_size = 8;
 };
 
 struct WarmupKeyResult {
