@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "isolation.hpp"
+#include "worker_pool.hpp"
 
 namespace jitwarm::cli {
 namespace {
@@ -19,26 +19,26 @@ constexpr double kProbeTimeoutSeconds = 60;
 // candidate is first loaded in a child process of its own; one that dies or
 // hangs there is reported as rejected and never loaded here.
 std::optional<std::string> probe_in_child(const std::string& path) {
-  const std::vector<conformance::ItemEnd> ends = conformance::run_isolated(
+  const std::vector<detail::ItemEnd> ends = detail::run_isolated(
       1,
-      [&path]() -> conformance::ItemRunner {
+      [&path]() -> detail::ItemRunner {
         return [&path](std::size_t) {
           RuntimeOptions quiet;
           quiet.log = [](jw_log_level, const std::string&) {};
           Runtime runtime(quiet);
           const PluginLoadRecord record = runtime.load_plugin(path);
-          return conformance::ItemOutcome{{{"loaded", record.loaded}}, false};
+          return detail::ItemOutcome{{{"loaded", record.loaded}}, false};
         };
       },
-      conformance::IsolationOptions{1, kProbeTimeoutSeconds, 0});
-  const conformance::ItemEnd& end = ends.front();
+      detail::IsolationOptions{1, kProbeTimeoutSeconds, 0, "probe"});
+  const detail::ItemEnd& end = ends.front();
   switch (end.kind) {
-    case conformance::ItemEndKind::crashed:
+    case detail::ItemEndKind::crashed:
       return "crashed in a child process: " + end.detail;
-    case conformance::ItemEndKind::timed_out:
+    case detail::ItemEndKind::timed_out:
       return "hung in a child process: " + end.detail;
-    case conformance::ItemEndKind::completed:
-    case conformance::ItemEndKind::failed:
+    case detail::ItemEndKind::completed:
+    case detail::ItemEndKind::failed:
       // It came back (loaded or rejected): the real load says which.
       return std::nullopt;
   }

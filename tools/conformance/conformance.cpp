@@ -13,12 +13,23 @@
 #include "case_runner.hpp"
 #include "cases.hpp"
 #include "expectations.hpp"
-#include "isolation.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 #include "report.hpp"
+#include "worker_pool.hpp"
 
 namespace jitwarm::conformance {
+
+// Cases run in worker processes (core/src/worker_pool.hpp).
+using jitwarm::detail::IsolationOptions;
+using jitwarm::detail::ItemEnd;
+using jitwarm::detail::ItemEndKind;
+using jitwarm::detail::ItemOutcome;
+using jitwarm::detail::ItemRunner;
+using jitwarm::detail::run_in_child;
+using jitwarm::detail::run_isolated;
+using jitwarm::detail::WorkerSetup;
+
 namespace {
 
 // Planning loads every plugin; a hung driver must not hang the run.
@@ -285,8 +296,8 @@ int run(const std::vector<std::string>& args) {
         return ItemOutcome{to_json(outcome.result), outcome.replace_worker};
       };
     };
-    const IsolationOptions isolation{options.jobs, options.timeout_seconds,
-                                     120};
+    const IsolationOptions isolation{options.jobs, options.timeout_seconds, 120,
+                                     "case"};
     run_isolated(s.items.size(), setup, isolation, [&](const ItemEnd& end) {
       CaseResult r = result_of(s.items[end.item], end);
       progress(r);

@@ -5,7 +5,7 @@
 // Owns plugin loading for the runner (the planner and every worker load
 // the same way), and the selection rules of docs/conformance.md. Planning
 // may initialize a device driver (platform capabilities, device targets),
-// so the parent process runs it in a child (isolation.hpp) and keeps only
+// so the parent process runs it in a child (worker_pool.hpp) and keeps only
 // the result: the parent never loads a plugin, so it can fork workers that
 // own a clean driver each.
 #pragma once

@@ -1,5 +1,5 @@
-// isolation.cpp — worker processes, their line protocol and the parent's
-// watch over them (see isolation.hpp).
+// worker_pool.cpp — worker processes, their line protocol and the parent's
+// watch over them (see worker_pool.hpp).
 //
 // Protocol, one line per message over a socket pair:
 //   parent -> worker  "<item>"            run this item
@@ -8,7 +8,7 @@
 //                     "done <0|1> <json>" its result; 1: replace me
 //                     "error <json>"      it threw (a JSON string)
 // JSON text never holds a raw newline, so a line is always one message.
-#include "isolation.hpp"
+#include "worker_pool.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -28,7 +28,7 @@
 #include <optional>
 #include <stdexcept>
 
-namespace jitwarm::conformance {
+namespace jitwarm::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -307,8 +307,10 @@ class Supervisor {
       finish(worker, ItemEndKind::crashed, nullptr,
              fmt::format("the worker process {} {}", describe_exit(status),
                          worker.started
-                             ? "during the case"
-                             : "before the case started (in its setup)"));
+                             ? fmt::format("during the {}", options_.item_noun)
+                             : fmt::format("before the {} started (in its "
+                                           "setup)",
+                                           options_.item_noun)));
     }
     worker.pid = -1;
     worker.fd = -1;
@@ -443,7 +445,7 @@ nlohmann::json run_in_child(const std::function<nlohmann::json()>& work,
       [&work]() -> ItemRunner {
         return [&work](std::size_t) { return ItemOutcome{work(), false}; };
       },
-      IsolationOptions{1, timeout_seconds, 0});
+      IsolationOptions{1, timeout_seconds, 0, "work"});
   const ItemEnd& end = ends.front();
   switch (end.kind) {
     case ItemEndKind::completed: return end.result;
@@ -455,4 +457,4 @@ nlohmann::json run_in_child(const std::function<nlohmann::json()>& work,
   throw std::logic_error("run_in_child: unknown end");
 }
 
-}  // namespace jitwarm::conformance
+}  // namespace jitwarm::detail

@@ -1,4 +1,4 @@
-// Tests of tools/conformance/isolation: work items run in worker processes;
+// Tests of core/src/worker_pool: work items run in worker processes;
 // a crash or a hang ends only its own item, the run goes on, and results
 // come back in item order.
 #include <doctest/doctest.h>
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "isolation.hpp"
+#include "worker_pool.hpp"
 
-namespace jc = jitwarm::conformance;
+namespace jc = jitwarm::detail;
 
 namespace {
 
@@ -43,7 +43,7 @@ TEST_CASE(
     CAPTURE(jobs);
     std::size_t ended = 0;
     const std::vector<jc::ItemEnd> ends =
-        jc::run_isolated(8, misbehaving_workers(), {jobs, 1.0, 30.0},
+        jc::run_isolated(8, misbehaving_workers(), {jobs, 1.0, 30.0, "case"},
                          [&](const jc::ItemEnd&) { ++ended; });
     CHECK(ended == 8);
     REQUIRE(ends.size() == 8);

@@ -1,5 +1,7 @@
-// isolation.hpp — running work items in worker processes, so a kernel that
-// crashes or hangs is reported as such and the run goes on.
+// worker_pool.hpp — running work items in worker processes, so an item
+// that crashes or hangs is reported as such and the run goes on: the
+// conformance runner's cases, `jitwarm plugins --isolated`'s probes and
+// process-parallel warmup's batches (warmup_execution.cpp).
 //
 // Owns the worker lifecycle and its pipe protocol. The parent forks
 // workers (it has touched no device and loaded no plugin: plan.hpp); each
@@ -22,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace jitwarm::conformance {
+namespace jitwarm::detail {
 
 struct ItemOutcome {
   nlohmann::json result;
@@ -41,6 +43,9 @@ struct IsolationOptions {
   // Added to the first item's allowance of each worker, for its setup
   // (plugin loading, device initialization).
   double setup_allowance_seconds = 120;
+  // What an item is, in the messages of a crash or a timeout ("the worker
+  // process ... during the case").
+  const char* item_noun = "item";
 };
 
 enum class ItemEndKind {
@@ -70,4 +75,4 @@ std::vector<ItemEnd> run_isolated(
 nlohmann::json run_in_child(const std::function<nlohmann::json()>& work,
                             double timeout_seconds);
 
-}  // namespace jitwarm::conformance
+}  // namespace jitwarm::detail
