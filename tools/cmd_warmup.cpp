@@ -1,8 +1,8 @@
 // jitwarm warmup: compile every key of a manifest, compile-only, into the
 // persistent cache (ahead of time, on a machine with or without the GPU).
 //
-// --jobs N splits the keys over N worker processes by default
-// (warmup_workers.hpp says why and how).
+// --jobs N compiles in N worker processes by default (the core's
+// process-parallel warmup, core/src/warmup_processes.cpp, says why and how).
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +16,6 @@
 
 #include "cli.hpp"
 #include "names.hpp"
-#include "warmup_workers.hpp"
 
 namespace jitwarm::cli {
 namespace {
@@ -248,21 +247,15 @@ int cmd_warmup(const std::vector<std::string>& args) {
   }
 
   ProgressBar progress(!quiet && !json && stderr_is_terminal());
-  WarmupResult warmed;
-  if (jobs.value > 1 && parallel == "processes" && rest.size() > 1) {
-    warmed = warm_in_processes(
-        *runtime, rest, std::min<unsigned>(jobs.value, rest.size()),
-        [&](std::size_t done, std::size_t, const CompileKey& key) {
-          progress.update(probes.index.size() + done, keys.size(), key.text());
-        });
-  } else {
-    warmup_options.jobs = jobs.value;
-    warmup_options.progress = [&](std::size_t done, std::size_t,
-                                  const CompileKey& key) {
-      progress.update(probes.index.size() + done, keys.size(), key.text());
-    };
-    warmed = runtime->warmup_keys(rest, warmup_options);
-  }
+  warmup_options.jobs = jobs.value;
+  warmup_options.parallel = parallel == "processes"
+                                ? WarmupParallelism::processes
+                                : WarmupParallelism::threads;
+  warmup_options.progress = [&](std::size_t done, std::size_t,
+                                const CompileKey& key) {
+    progress.update(probes.index.size() + done, keys.size(), key.text());
+  };
+  const WarmupResult warmed = runtime->warmup_keys(rest, warmup_options);
   WarmupResult result;
   result.keys.resize(keys.size());
   for (std::size_t p = 0; p < probes.index.size(); ++p) {

@@ -304,6 +304,20 @@ jitwarm::WarmupOptions warmup_options_of(const jw_warmup_options* in) {
   if (c.platform != nullptr) options.platform = c.platform;
   if (c.target != nullptr) options.target = c.target;
   options.jobs = c.jobs == 0 ? 1 : c.jobs;
+  if (c.batch_size != 0) options.batch_size = c.batch_size;
+  switch (c.parallel) {
+    case JW_WARMUP_THREADS:
+      options.parallel = jitwarm::WarmupParallelism::threads;
+      break;
+    case JW_WARMUP_PROCESSES:
+      options.parallel = jitwarm::WarmupParallelism::processes;
+      break;
+    default:
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup options: unknown parallel {} (use JW_WARMUP_THREADS or "
+           "JW_WARMUP_PROCESSES)",
+           c.parallel);
+  }
   if (c.progress != nullptr) {
     options.progress = [fn = c.progress, ctx = c.progress_ctx](
                            std::size_t done, std::size_t total,

@@ -12,6 +12,7 @@
 
 #include <jitwarm/jitwarm.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -137,6 +138,18 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
     std::shared_ptr<ImplRecord> impl;
     CompileKey key;
   };
+  // Warms one unit (keys of `work` compiled together, or one key) into
+  // `keys` (indexed like `work`), calling `report` with each key's index
+  // once its result is in.
+  void warm_unit(const std::vector<WarmupWork>& work,
+                 const std::vector<std::size_t>& unit,
+                 std::vector<WarmupKeyResult>& keys,
+                 const std::function<void(std::size_t)>& report);
+  // The units in worker processes (warmup_processes.cpp).
+  void warm_in_processes(const std::vector<WarmupWork>& work,
+                         const std::vector<std::vector<std::size_t>>& units,
+                         unsigned jobs, std::vector<WarmupKeyResult>& keys,
+                         const std::function<void(std::size_t)>& report);
 
  private:
   friend class PluginLibrary;

@@ -156,26 +156,15 @@ void note_failure(WarmupKeyResult& r, const std::exception& e) {
 
 }  // namespace
 
-WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
-                                      const WarmupOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  WarmupResult result;
-  result.keys.resize(work.size());
-  const std::vector<std::vector<std::size_t>> units =
-      warmup_units(work, options.batch_size);
-  std::atomic<std::size_t> next{0};
-  std::mutex progress_mutex;
-  std::size_t done = 0;
-  const auto report = [&](std::size_t i) {
-    if (!options.progress) return;
-    std::lock_guard lock(progress_mutex);
-    options.progress(++done, work.size(), work[i].key);
-  };
+void RuntimeImpl::warm_unit(const std::vector<WarmupWork>& work,
+                            const std::vector<std::size_t>& unit,
+                            std::vector<WarmupKeyResult>& keys,
+                            const std::function<void(std::size_t)>& report) {
   // Before a key compiles: the inputs a real launch would pass must give
   // this very key.
   const auto inputs_reproduce = [&](std::size_t i) {
     const WarmupWork& w = work[i];
-    WarmupKeyResult& r = result.keys[i];
+    WarmupKeyResult& r = keys[i];
     r.key_text = w.key.text();
     r.key_hash = w.key.hash();
     try {
@@ -186,69 +175,105 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
       return false;
     }
   };
-  const auto run_unit = [&](const std::vector<std::size_t>& unit) {
-    if (unit.size() == 1) {
-      const std::size_t i = unit.front();
-      const WarmupWork& w = work[i];
-      if (inputs_reproduce(i)) {
-        try {
-          result.keys[i].compiled =
-              compile(*w.impl, *w.schema, w.key, /*from_launch=*/false)
-                  .compiled;
-        } catch (const std::exception& e) {
-          note_failure(result.keys[i], e);
-        }
+  if (unit.size() == 1) {
+    const std::size_t i = unit.front();
+    const WarmupWork& w = work[i];
+    if (inputs_reproduce(i)) {
+      try {
+        keys[i].compiled =
+            compile(*w.impl, *w.schema, w.key, /*from_launch=*/false).compiled;
+      } catch (const std::exception& e) {
+        note_failure(keys[i], e);
       }
+    }
+    if (report) report(i);
+    return;
+  }
+  std::vector<std::size_t> batched;
+  std::vector<const CompileKey*> batch_keys;
+  for (const std::size_t i : unit) {
+    if (inputs_reproduce(i)) {
+      batched.push_back(i);
+      batch_keys.push_back(&work[i].key);
+    } else if (report) {
       report(i);
-      return;
     }
-    std::vector<std::size_t> batched;
-    std::vector<const CompileKey*> keys;
-    for (const std::size_t i : unit) {
-      if (inputs_reproduce(i)) {
-        batched.push_back(i);
-        keys.push_back(&work[i].key);
-      } else {
-        report(i);
+  }
+  if (batched.empty()) return;
+  const WarmupWork& first = work[batched.front()];
+  const std::vector<CompileCache::BatchLookup> lookups =
+      compile_batch(*first.impl, *first.schema, batch_keys);
+  for (std::size_t k = 0; k < batched.size(); ++k) {
+    WarmupKeyResult& r = keys[batched[k]];
+    if (lookups[k].error) {
+      try {
+        std::rethrow_exception(lookups[k].error);
+      } catch (const std::exception& e) {
+        note_failure(r, e);
+      } catch (...) {
+        r.failed = true;
+        r.error = "unknown exception";
+        r.status = JW_ERROR_INTERNAL;
       }
+    } else {
+      r.compiled = lookups[k].compiled;
     }
-    if (batched.empty()) return;
-    const WarmupWork& first = work[batched.front()];
-    const std::vector<CompileCache::BatchLookup> lookups =
-        compile_batch(*first.impl, *first.schema, keys);
-    for (std::size_t k = 0; k < batched.size(); ++k) {
-      WarmupKeyResult& r = result.keys[batched[k]];
-      if (lookups[k].error) {
-        try {
-          std::rethrow_exception(lookups[k].error);
-        } catch (const std::exception& e) {
-          note_failure(r, e);
-        } catch (...) {
-          r.failed = true;
-          r.error = "unknown exception";
-          r.status = JW_ERROR_INTERNAL;
-        }
-      } else {
-        r.compiled = lookups[k].compiled;
-      }
-      report(batched[k]);
-    }
-  };
-  const auto worker = [&]() {
-    for (std::size_t u = next.fetch_add(1); u < units.size();
-         u = next.fetch_add(1)) {
-      run_unit(units[u]);
-    }
+    if (report) report(batched[k]);
+  }
+}
+
+WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
+                                      const WarmupOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  WarmupResult result;
+  result.keys.resize(work.size());
+  std::vector<std::vector<std::size_t>> units =
+      warmup_units(work, options.batch_size);
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  const std::function<void(std::size_t)> report = [&](std::size_t i) {
+    if (!options.progress) return;
+    std::lock_guard lock(progress_mutex);
+    options.progress(++done, work.size(), work[i].key);
   };
   const unsigned jobs = std::max(
       1u,
       std::min<unsigned>(options.jobs, static_cast<unsigned>(units.size())));
-  if (jobs <= 1) {
-    worker();
+  if (options.parallel == WarmupParallelism::processes && jobs > 1) {
+    // What a worker compiles reaches this process through a persistent
+    // store, so only implementations with a fingerprint can go there; the
+    // others (host functions, in-memory plugins) are warmed here.
+    std::vector<std::vector<std::size_t>> in_workers;
+    for (auto& unit : units) {
+      if (work[unit.front()].impl->c.fingerprint != nullptr) {
+        in_workers.push_back(std::move(unit));
+      } else {
+        warm_unit(work, unit, result.keys, report);
+      }
+    }
+    if (in_workers.size() > 1) {
+      warm_in_processes(
+          work, in_workers,
+          std::min<unsigned>(jobs, static_cast<unsigned>(in_workers.size())),
+          result.keys, report);
+    } else if (!in_workers.empty()) {
+      warm_unit(work, in_workers.front(), result.keys, report);
+    }
   } else {
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
+    std::atomic<std::size_t> next{0};
+    const auto worker = [&]() {
+      for (std::size_t u = next.fetch_add(1); u < units.size();
+           u = next.fetch_add(1)) {
+        warm_unit(work, units[u], result.keys, report);
+      }
+    };
+    if (jobs <= 1) {
+      worker();
+    } else {
+      std::vector<std::thread> threads;
+      for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+      for (auto& t : threads) t.join();
+    }
   }
   result.count_outcomes();
   result.seconds =

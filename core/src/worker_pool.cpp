@@ -125,9 +125,10 @@ std::string json_line(const nlohmann::json& value) {
 }
 
 // The worker's side: never returns.
-[[noreturn]] void worker_main(int fd, pid_t parent, const WorkerSetup& setup) {
+[[noreturn]] void worker_main(int fd, pid_t parent, const WorkerSetup& setup,
+                              int parent_death_signal) {
   // Die with the parent, so a killed run leaves no workers behind.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_PDEATHSIG, parent_death_signal);
   if (::getppid() != parent) ::_exit(0);
   // A crashing kernel must end the worker by its signal, so the parent can
   // name it: drop the handlers the host process installed (a test
@@ -237,7 +238,7 @@ class Supervisor {
       for (const Worker& other : workers_) {
         if (other.fd >= 0) ::close(other.fd);
       }
-      worker_main(pair[1], parent, setup_);
+      worker_main(pair[1], parent, setup_, options_.parent_death_signal);
     }
     ::close(pair[1]);
     worker = Worker{};

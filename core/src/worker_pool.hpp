@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -46,6 +47,10 @@ struct IsolationOptions {
   // What an item is, in the messages of a crash or a timeout ("the worker
   // process ... during the case").
   const char* item_noun = "item";
+  // What a worker gets when its parent dies (PR_SET_PDEATHSIG): SIGKILL, or
+  // a signal its setup handles to clean up first (warmup's workers remove
+  // the cache file they are writing on SIGTERM).
+  int parent_death_signal = SIGKILL;
 };
 
 enum class ItemEndKind {

@@ -180,23 +180,30 @@ class Runtime(_jitwarm.Runtime):
     def warmup(self, requests: Union[WarmupRequest, Sequence[WarmupRequest], None] = None, *,
                manifest: Optional[PathLike] = None, toml: Optional[str] = None,
                platform: Optional[str] = None, target: Optional[str] = None, jobs: int = 1,
+               parallel: str = "threads", batch_size: int = 8,
                progress: Optional[Callable[[int, int, str], None]] = None,
                check: bool = True) -> WarmupResult:
         """Compile-only warmup into the cache the launch path reads, from
         requests, a manifest file or TOML text (exactly one). platform/target:
         what to warm for (default: the requests', else the default platform;
-        a target such as 'cuda:sm_90' warms without the device). progress:
-        called (done, total, key_text) after each key, from worker threads when
-        jobs > 1. check: raise CompileError (with .result) when a key failed."""
-        result = self._warmup(requests, manifest, toml, platform, target, jobs, progress)
+        a target such as 'cuda:sm_90' warms without the device). jobs: compiles
+        at once, in threads or (parallel="processes") in worker processes
+        forked from this one. batch_size: keys of one kernel and target
+        compiled together (1: one by one). progress: called (done, total,
+        key_text) after each key, from worker threads when jobs > 1. check:
+        raise CompileError (with .result) when a key failed."""
+        result = self._warmup(requests, manifest, toml, platform, target, jobs, parallel,
+                              batch_size, progress)
         _check_warmup(result, check)
         return result
 
     def warmup_keys(self, keys: Sequence[CompileKey], *, jobs: int = 1,
+                    parallel: str = "threads", batch_size: int = 8,
                     progress: Optional[Callable[[int, int, str], None]] = None,
                     check: bool = True) -> WarmupResult:
-        """Compile-only warmup of exact keys (from Kernel.key_for or a plan)."""
-        result = self._warmup_keys(list(keys), jobs, progress)
+        """Compile-only warmup of exact keys (from Kernel.key_for or a plan);
+        jobs, parallel and batch_size as for warmup()."""
+        result = self._warmup_keys(list(keys), jobs, parallel, batch_size, progress)
         _check_warmup(result, check)
         return result
 

@@ -204,12 +204,22 @@ KernelSchema schema_from_python(const std::string& name, py::list params,
 
 WarmupOptions warmup_options(const std::optional<std::string>& platform,
                              const std::optional<std::string>& target,
-                             unsigned jobs, py::handle progress,
+                             unsigned jobs, const std::string& parallel,
+                             unsigned batch_size, py::handle progress,
                              std::shared_ptr<py::object> progress_error) {
   WarmupOptions options;
   if (platform) options.platform = *platform;
   if (target) options.target = *target;
   options.jobs = std::max(1u, jobs);
+  options.batch_size = batch_size;
+  if (parallel == "threads") {
+    options.parallel = WarmupParallelism::threads;
+  } else if (parallel == "processes") {
+    options.parallel = WarmupParallelism::processes;
+  } else {
+    invalid("warmup: parallel is 'threads' or 'processes', not '" + parallel +
+            "'");
+  }
   if (!progress.is_none()) {
     if (!PyCallable_Check(progress.ptr()))
       invalid("warmup: progress is not callable");
@@ -656,18 +666,20 @@ void bind_runtime(py::module_& m) {
           [](Runtime& rt, py::object requests, py::object manifest,
              py::object toml, std::optional<std::string> platform,
              std::optional<std::string> target, unsigned jobs,
+             const std::string& parallel, unsigned batch_size,
              py::object progress) {
             const std::vector<WarmupRequest> list =
                 requests_of(requests, manifest, toml);
             auto progress_error = std::make_shared<py::object>();
-            const WarmupOptions options = warmup_options(
-                platform, target, jobs, progress, progress_error);
+            const WarmupOptions options =
+                warmup_options(platform, target, jobs, parallel, batch_size,
+                               progress, progress_error);
             return run_warmup(progress_error,
                               [&] { return rt.warmup(list, options); });
           },
           py::arg("requests"), py::arg("manifest"), py::arg("toml"),
           py::arg("platform"), py::arg("target"), py::arg("jobs"),
-          py::arg("progress"))
+          py::arg("parallel"), py::arg("batch_size"), py::arg("progress"))
       .def(
           "warmup_plan",
           [](Runtime& rt, py::object requests, py::object manifest,
@@ -676,8 +688,8 @@ void bind_runtime(py::module_& m) {
             const std::vector<WarmupRequest> list =
                 requests_of(requests, manifest, toml);
             auto no_progress = std::make_shared<py::object>();
-            const WarmupOptions options =
-                warmup_options(platform, target, 1, py::none(), no_progress);
+            const WarmupOptions options = warmup_options(
+                platform, target, 1, "threads", 1, py::none(), no_progress);
             return run_warmup(no_progress,
                               [&] { return rt.warmup_plan(list, options); });
           },
@@ -688,14 +700,17 @@ void bind_runtime(py::module_& m) {
       .def(
           "_warmup_keys",
           [](Runtime& rt, std::vector<CompileKey> keys, unsigned jobs,
+             const std::string& parallel, unsigned batch_size,
              py::object progress) {
             auto progress_error = std::make_shared<py::object>();
-            const WarmupOptions options = warmup_options(
-                std::nullopt, std::nullopt, jobs, progress, progress_error);
+            const WarmupOptions options =
+                warmup_options(std::nullopt, std::nullopt, jobs, parallel,
+                               batch_size, progress, progress_error);
             return run_warmup(progress_error,
                               [&] { return rt.warmup_keys(keys, options); });
           },
-          py::arg("keys"), py::arg("jobs"), py::arg("progress"))
+          py::arg("keys"), py::arg("jobs"), py::arg("parallel"),
+          py::arg("batch_size"), py::arg("progress"))
       .def("seal", &Runtime::seal,
            "From now on a compile on the launch path goes to the JIT monitor.")
       .def_property_readonly("sealed", &Runtime::sealed)

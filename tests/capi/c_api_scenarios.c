@@ -642,6 +642,46 @@ done:
   return RESULT();
 }
 
+/* Several keys in batches, in worker processes, and a bad parallel mode. */
+const char* scenario_parallel_batched_warmup(void) {
+  jw_runtime* rt = NULL;
+  jw_warmup_manifest* m = NULL;
+  jw_warmup_result* result = NULL;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  m = parse(
+      "version = 1\n[[kernel]]\n"
+      "name = \"" SILU
+      "\"\n"
+      "[kernel.params]\nx = { dtype = [\"bfloat16\", \"float32\"] }\n"
+      "H = [1, 4096, 4097]\n");
+  EXPECT(m != NULL);
+  jw_warmup_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.target = "cuda:sm_90";
+  o.jobs = 2;
+  o.batch_size = 3;
+  o.parallel = JW_WARMUP_PROCESSES;
+  EXPECT(jw_runtime_warmup(rt, m, &o, &result) == JW_OK);
+  EXPECT(result->num_keys == 6 && result->compiled == 6 && result->failed == 0);
+  jw_warmup_result_free(result);
+  result = NULL;
+  /* Warmed into this process's cache: a second warmup compiles nothing. */
+  o.parallel = JW_WARMUP_THREADS;
+  EXPECT(jw_runtime_warmup(rt, m, &o, &result) == JW_OK);
+  EXPECT(result->num_keys == 6 && result->compiled == 0);
+  o.parallel = 7;
+  EXPECT(jw_runtime_warmup(rt, m, &o, NULL) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "JW_WARMUP_PROCESSES"));
+done:
+  jw_warmup_result_free(result);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}
+
 static int remove_entry(const char* path, const struct stat* st, int flag,
                         struct FTW* ftw) {
   (void)st;

@@ -12,6 +12,7 @@ const char* scenario_specialization(void);
 const char* scenario_warmup(void);
 const char* scenario_warmup_failures(void);
 const char* scenario_cuda_compile_only_warmup(void);
+const char* scenario_parallel_batched_warmup(void);
 const char* scenario_counters(void);
 }
 
@@ -65,6 +66,14 @@ TEST_CASE(
     "given no GPU, when C warms for cuda:sm_90, then NVRTC compiles the key" *
     doctest::skip(!JITWARM_TEST_HAS_CUDA_PLUGIN)) {
   check_scenario(scenario_cuda_compile_only_warmup());
+}
+
+TEST_CASE(
+    "given batches and worker processes, when C warms for cuda:sm_90, then "
+    "every key lands in this runtime's cache, and an unknown parallel mode "
+    "is refused" *
+    doctest::skip(!JITWARM_TEST_HAS_CUDA_PLUGIN)) {
+  check_scenario(scenario_parallel_batched_warmup());
 }
 
 TEST_CASE(

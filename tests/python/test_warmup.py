@@ -185,3 +185,20 @@ def test_given_no_gpu_then_warmup_compiles_for_a_gpu_target(gpu_rt, target):
     assert result.compiled == 2 and result.failed == 0
     assert all(f"[{target}]" in k.key_text for k in result.keys)
     assert gpu_rt.cache_stats().compiles == 2
+
+
+def test_given_worker_processes_and_batches_then_every_key_lands_in_this_runtime(gpu_rt):
+    if "cuda" not in {p.name for p in gpu_rt.platforms()}:
+        pytest.skip("the cuda plugin was not built")
+    request = jitwarm.WarmupRequest(
+        SILU, params={"x": ["bfloat16", "float32"], "H": [1, 4096, 4097]})
+    progress = []
+    result = gpu_rt.warmup(request, target="cuda:sm_90", jobs=2, parallel="processes",
+                           batch_size=3, progress=lambda done, total, key: progress.append(done))
+    assert result.compiled == 6 and result.failed == 0
+    assert sorted(progress) == [1, 2, 3, 4, 5, 6]
+    # Compiled in the workers, cached here: a second warmup compiles nothing.
+    again = gpu_rt.warmup(request, target="cuda:sm_90")
+    assert again.compiled == 0 and again.cached == 6
+    with pytest.raises(jitwarm.InvalidArgumentError, match="'threads' or 'processes'"):
+        gpu_rt.warmup(request, target="cuda:sm_90", parallel="fibers")

@@ -854,7 +854,20 @@ typedef struct jw_warmup_options {
   uint32_t jobs;        /* keys compiled at once (threads); 0 = 1          */
   jw_warmup_progress_fn progress; /* may be NULL                          */
   void* progress_ctx;
+  /* Appended (R3). Keys of one implementation and target compiled
+   * together, in one compiler run (jw_kernel_impl.compile_batch): at most
+   * this many; 0: the default (8), 1: one by one. */
+  uint32_t batch_size;
+  /* How `jobs` compile at once: JW_WARMUP_THREADS (0) or
+   * JW_WARMUP_PROCESSES (worker processes forked from this one; see
+   * docs/warmup.md "Parallel warmup"). */
+  uint32_t parallel;
 } jw_warmup_options;
+
+typedef enum jw_warmup_parallelism {
+  JW_WARMUP_THREADS = 0,
+  JW_WARMUP_PROCESSES = 1
+} jw_warmup_parallelism;
 
 typedef struct jw_warmup_key_result {
   uint32_t struct_size; /* sizeof(jw_warmup_key_result) */

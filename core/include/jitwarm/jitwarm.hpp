@@ -496,6 +496,10 @@ std::string manifest_entry_for_key(const KernelSchema& schema,
                                    const CompileKey& key,
                                    std::string_view platform);
 
+// How WarmupOptions::jobs compile at once (docs/warmup.md "Parallel
+// warmup"): threads of this process, or worker processes forked from it.
+enum class WarmupParallelism { threads, processes };
+
 struct WarmupOptions {
   std::string platform;  // empty: the runtime's default launch platform
   std::string target;    // empty: the platform's device 0
@@ -508,6 +512,12 @@ struct WarmupOptions {
   // (jw_kernel_impl.compile_batch; docs/warmup.md "Batches"). 0 or 1: one
   // by one.
   unsigned batch_size = 8;
+  // processes: worker processes forked from this one compile (NVRTC and
+  // hiprtc scale better across processes than across threads); their
+  // artifacts reach this process's cache through the persistent cache (or a
+  // private temporary one). The fork takes only the calling thread: start
+  // it while no other thread is inside the runtime.
+  WarmupParallelism parallel = WarmupParallelism::threads;
 };
 
 struct WarmupKeyResult {

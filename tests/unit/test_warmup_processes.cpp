@@ -1,6 +1,7 @@
-// Warmup worker processes (tools/warmup_workers.cpp, `jitwarm warmup --jobs
-// N`): results per key, a worker that dies, and workers that never outlive
-// their parent nor leave the file they were writing.
+// Process-parallel warmup (core/src/warmup_processes.cpp, `jitwarm warmup
+// --jobs N`): results per key, artifacts in this process's cache, a worker
+// that dies, and workers that never outlive their parent nor leave the
+// file they were writing.
 #include <doctest/doctest.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -17,7 +18,6 @@
 #include <thread>
 
 #include "in_flight_files.hpp"
-#include "warmup_workers.hpp"
 
 using namespace jitwarm;
 namespace fs = std::filesystem;
@@ -77,6 +77,13 @@ jw_status test_launch(void*, const jw_artifact_view*, const jw_arg_value*,
                       uint32_t, void*) {
   return JW_OK;
 }
+// With a fingerprint its artifacts can travel through a store, which is
+// what lets workers compile it.
+jw_status test_fingerprint(void*, const jw_compile_key_view*,
+                           const jw_text_sink* out) {
+  out->append(out->ctx, "test-scale-v1", 13);
+  return JW_OK;
+}
 
 // A runtime with the fake plugin, its kernel compiled as `b` says, and
 // the keys of its default warmup (2 dtypes x 3 classes of n).
@@ -84,7 +91,10 @@ struct Setup {
   Runtime runtime;
   RegistrationHandle handle;
   std::vector<CompileKey> keys;
-  explicit Setup(Behaviour& b) {
+  // `cache_dir` empty: memory only (the workers' artifacts then travel
+  // through a private temporary store).
+  explicit Setup(Behaviour& b, const std::string& cache_dir = "")
+      : runtime(options_for(cache_dir)) {
     REQUIRE(runtime.load_plugin(FAKE_GOOD_PLUGIN).loaded);
     jw_kernel_impl impl{};
     impl.struct_size = sizeof(impl);
@@ -93,6 +103,7 @@ struct Setup {
     impl.user_data = &b;
     impl.compile = test_compile;
     impl.launch = test_launch;
+    impl.fingerprint = test_fingerprint;
     handle = runtime.register_kernels({KernelOverride{kScale, impl, {}}});
     WarmupRequest request;
     request.kernel_name = kScale;
@@ -100,6 +111,22 @@ struct Setup {
     options.platform = "fake";
     keys = runtime.warmup_plan({request}, options);
     REQUIRE(keys.size() == 6);
+  }
+  static RuntimeOptions options_for(const std::string& cache_dir) {
+    RuntimeOptions o;
+    o.cache_dir = cache_dir;
+    o.log = [](jw_log_level, const std::string&) {};
+    return o;
+  }
+  WarmupResult warm_in_processes(
+      unsigned jobs,
+      std::function<void(std::size_t, std::size_t, const CompileKey&)>
+          progress = {}) {
+    WarmupOptions options;
+    options.jobs = jobs;
+    options.parallel = WarmupParallelism::processes;
+    options.progress = std::move(progress);
+    return runtime.warmup_keys(keys, options);
   }
 };
 
@@ -117,24 +144,41 @@ TEST_CASE(
     "parent, with progress per key") {
   TempDir dir;
   Behaviour b{(dir.path / "log").string(), dir.path.string()};
-  Setup s(b);
-  std::vector<std::size_t> progress;
-  const WarmupResult r = cli::warm_in_processes(
-      s.runtime, s.keys, 3,
-      [&](std::size_t done, std::size_t total, const CompileKey&) {
-        CHECK(total == 6);
-        progress.push_back(done);
-      });
-  CHECK(r.compiled == 6);
-  CHECK(r.failed == 0);
-  CHECK(progress == std::vector<std::size_t>{1, 2, 3, 4, 5, 6});
-  for (std::size_t i = 0; i < s.keys.size(); ++i)
-    CHECK(r.keys[i].key_text == s.keys[i].text());
-  std::set<std::string> pids;
-  for (const auto& line : lines_of(b.log))
-    pids.insert(line.substr(0, line.find(' ')));
-  CHECK(pids.size() == 3);
-  CHECK_FALSE(pids.contains(std::to_string(getpid())));
+  for (const bool persistent : {false, true}) {
+    CAPTURE(persistent);
+    fs::remove(b.log);
+    Setup s(b, persistent ? (dir.path / "cache").string() : "");
+    std::vector<std::size_t> progress;
+    const WarmupResult r = s.warm_in_processes(
+        3, [&](std::size_t done, std::size_t total, const CompileKey&) {
+          CHECK(total == 6);
+          progress.push_back(done);
+        });
+    CHECK(r.compiled == 6);
+    CHECK(r.failed == 0);
+    CHECK(progress == std::vector<std::size_t>{1, 2, 3, 4, 5, 6});
+    for (std::size_t i = 0; i < s.keys.size(); ++i)
+      CHECK(r.keys[i].key_text == s.keys[i].text());
+    // Compiled in the workers, not here...
+    std::set<std::string> pids;
+    for (const auto& line : lines_of(b.log))
+      pids.insert(line.substr(0, line.find(' ')));
+    CHECK(lines_of(b.log).size() == 6);
+    CHECK(pids.size() > 1);
+    CHECK_FALSE(pids.contains(std::to_string(getpid())));
+    // ... and in this process's cache all the same: nothing compiles again.
+    for (const CompileKey& key : s.keys) {
+      CHECK(s.runtime.cached_artifact(key).has_value());
+    }
+    CHECK(s.runtime.cache_stats().compiles == 0);
+    WarmupOptions again;
+    CHECK(s.runtime.warmup_keys(s.keys, again).compiled == 0);
+    CHECK(lines_of(b.log).size() == 6);
+  }
+  // The private store is gone with the warmup.
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {
+    CHECK(e.path().filename().string().rfind("jitwarm-warmup-", 0) != 0);
+  }
 }
 
 TEST_CASE(
@@ -144,11 +188,11 @@ TEST_CASE(
   Behaviour b{(dir.path / "log").string(), dir.path.string()};
   b.die_on_f64 = true;
   Setup s(b);
-  const WarmupResult r = cli::warm_in_processes(s.runtime, s.keys, 2, {});
+  const WarmupResult r = s.warm_in_processes(2);
   std::size_t killed = 0;
   for (const auto& k : r.keys) {
     if (!k.failed) continue;
-    CHECK(k.error.find("was killed by signal 9") != std::string::npos);
+    CHECK(k.error.find("killed by signal 9") != std::string::npos);
     ++killed;
   }
   CHECK(killed > 0);
@@ -176,7 +220,7 @@ TEST_CASE(
       std::signal(SIGINT, SIG_DFL);
       std::signal(SIGTERM, SIG_DFL);
       Setup s(b);
-      cli::warm_in_processes(s.runtime, s.keys, 2, {});
+      s.warm_in_processes(2);
       _exit(0);
     }
     // Both workers are inside a compile, each writing its file.
@@ -223,5 +267,14 @@ TEST_CASE(
     for (const auto& e : fs::directory_iterator(in_flight))
       left.push_back(e.path().filename().string());
     CHECK(left.empty());
+  }
+  // The killed parents' private stores are swept by the next warmup that
+  // needs one.
+  TempDir dir;
+  Behaviour b{(dir.path / "log").string(), dir.path.string()};
+  Setup s(b);
+  CHECK(s.warm_in_processes(2).compiled == 6);
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {
+    CHECK(e.path().filename().string().rfind("jitwarm-warmup-", 0) != 0);
   }
 }

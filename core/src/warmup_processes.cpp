@@ -1,0 +1,236 @@
+// Process-parallel warmup (WarmupOptions::parallel = processes): the units
+// of a warmup (warmup_execution.cpp: batches of one implementation and
+// target, or single keys) dealt to worker processes of the core's worker
+// pool (worker_pool.hpp), which forks them from this process, so they have
+// its plugins and registry without loading anything again.
+//
+// * Largest units first, one at a time to whichever worker is free: the
+//   workers share the list (a worker that took a heavy kernel does not
+//   hold lighter ones back).
+// * Each unit's result comes back as JSON, a record per key (compiled,
+//   failed, the error and its status), and progress moves as each arrives.
+// * Artifacts travel through a persistent store: the runtime's cache when
+//   it has one (every later run reads them too), else a private temporary
+//   directory, removed at the end. This process then takes every warmed
+//   key into its memory cache, from that store, so a launch here is a hit.
+// * A worker that crashes or runs past the timeout fails its unit's keys,
+//   saying how; a new worker takes the next unit.
+// * A private store of a process killed mid-warmup is removed by the next
+//   process-parallel warmup that needs one (its name holds the dead pid).
+// * Workers never outlive this process: its death sends them SIGTERM
+//   (PR_SET_PDEATHSIG), on which they remove the cache file they are
+//   writing (in_flight_files.hpp) and die of the signal; SIGINT and SIGHUP
+//   do the same.
+#include <fmt/format.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <jitwarm/jitwarm.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+#include "disk_cache.hpp"
+#include "errors.hpp"
+#include "in_flight_files.hpp"
+#include "runtime_impl.hpp"
+#include "worker_pool.hpp"
+
+namespace jitwarm::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A unit is compile work of one kernel and target: even a large batch of a
+// heavy kernel takes well under this. What runs past it is hung.
+constexpr double kUnitTimeoutSeconds = 1800;
+
+constexpr std::string_view kPrivatePrefix = "jitwarm-warmup-";
+
+// Private stores of warmups whose process is gone (killed before it could
+// remove its own): their names hold the owner's pid.
+void sweep_abandoned_private_stores() {
+  std::error_code error;
+  for (const auto& entry :
+       fs::directory_iterator(fs::temp_directory_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kPrivatePrefix)) continue;
+    const pid_t owner = static_cast<pid_t>(
+        std::strtol(name.c_str() + kPrivatePrefix.size(), nullptr, 10));
+    if (owner <= 0 || (::kill(owner, 0) != 0 && errno == ESRCH)) {
+      std::error_code ignored;
+      fs::remove_all(entry.path(), ignored);
+    }
+  }
+}
+
+// A private store's directory, removed with everything in it.
+class TemporaryDirectory {
+ public:
+  TemporaryDirectory() {
+    sweep_abandoned_private_stores();
+    std::string pattern =
+        (fs::temp_directory_path() /
+         fmt::format("{}{}-XXXXXX", kPrivatePrefix, ::getpid()))
+            .string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      fail(JW_ERROR_IO,
+           "process-parallel warmup: cannot create a temporary directory "
+           "under {} for the workers' artifacts: {}",
+           fs::temp_directory_path().string(), std::strerror(errno));
+    }
+    path_ = pattern;
+  }
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+extern "C" void stop_warmup_worker(int signal_number) {
+  remove_in_flight_files();
+  // Die of the same signal, so the parent (if any) sees why.
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+void install_stop_handlers() {
+  struct sigaction stop {};
+  stop.sa_handler = stop_warmup_worker;
+  sigemptyset(&stop.sa_mask);
+  for (const int signal_number : {SIGTERM, SIGINT, SIGHUP}) {
+    ::sigaction(signal_number, &stop, nullptr);
+  }
+}
+
+nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
+  return {{"index", index},
+          {"compiled", r.compiled},
+          {"failed", r.failed},
+          {"error", r.error},
+          {"status", static_cast<int>(r.status)}};
+}
+
+}  // namespace
+
+void RuntimeImpl::warm_in_processes(
+    const std::vector<WarmupWork>& work,
+    const std::vector<std::vector<std::size_t>>& units, unsigned jobs,
+    std::vector<WarmupKeyResult>& keys,
+    const std::function<void(std::size_t)>& report) {
+  std::optional<TemporaryDirectory> private_directory;
+  std::shared_ptr<DiskCache> store = disk_cache_;
+  if (!store) {
+    private_directory.emplace();
+    store =
+        std::make_shared<DiskCache>(private_directory->path(), "", 0, &logger_);
+  }
+  const bool private_store = private_directory.has_value();
+
+  const WorkerSetup setup = [&]() -> ItemRunner {
+    // In the forked worker (one thread: the one that forked).
+    install_stop_handlers();
+    // The host's log sink may need what another thread held at the fork (a
+    // lock, Python's GIL): a worker writes its log lines to stderr.
+    logger_ = Logger{};
+    if (private_store) cache_.set_store(store);
+    return [&](std::size_t u) {
+      std::vector<WarmupKeyResult> local(work.size());
+      warm_unit(work, units[u], local, {});
+      nlohmann::json records = nlohmann::json::array();
+      for (const std::size_t i : units[u]) {
+        records.push_back(key_record(i, local[i]));
+      }
+      return ItemOutcome{{{"keys", std::move(records)}}, false};
+    };
+  };
+  IsolationOptions pool;
+  pool.jobs = jobs;
+  pool.item_timeout_seconds = kUnitTimeoutSeconds;
+  pool.setup_allowance_seconds = 60;
+  pool.item_noun = "warmup batch";
+  pool.parent_death_signal = SIGTERM;
+  run_isolated(units.size(), setup, pool, [&](const ItemEnd& end) {
+    for (const std::size_t i : units[end.item]) {
+      WarmupKeyResult& r = keys[i];
+      r.key_text = work[i].key.text();
+      r.key_hash = work[i].key.hash();
+    }
+    bool answered = false;
+    if (end.kind == ItemEndKind::completed && end.result.is_object() &&
+        end.result.contains("keys")) {
+      answered = true;
+      for (const nlohmann::json& record : end.result.at("keys")) {
+        const std::size_t i = record.at("index").get<std::size_t>();
+        WarmupKeyResult& r = keys.at(i);
+        r.compiled = record.at("compiled").get<bool>();
+        r.failed = record.at("failed").get<bool>();
+        r.error = record.at("error").get<std::string>();
+        r.status = static_cast<jw_status>(record.at("status").get<int>());
+      }
+    }
+    for (const std::size_t i : units[end.item]) {
+      if (!answered) {
+        WarmupKeyResult& r = keys[i];
+        r.failed = true;
+        r.status = JW_ERROR_COMPILE_FAILED;
+        r.error = fmt::format(
+            "{}: not warmed: {}", r.key_text,
+            end.detail.empty() ? "its worker sent no result" : end.detail);
+      }
+      if (report) report(i);
+    }
+  });
+
+  // Into this process's memory cache, from the store the workers wrote.
+  for (const std::vector<std::size_t>& unit : units) {
+    for (const std::size_t i : unit) {
+      if (keys[i].failed) continue;
+      const WarmupWork& w = work[i];
+      try {
+        if (!private_store) {
+          (void)compile(*w.impl, *w.schema, w.key, /*from_launch=*/false);
+          continue;
+        }
+        // The private store is not this cache's: read it in the compile
+        // step, and compile only if a worker could not store the entry.
+        CompileCache::Compiler compiler =
+            compiler_for(*w.impl, *w.schema, w.key, /*from_launch=*/false);
+        const auto fingerprint = compiler.fingerprint;
+        const auto compile_here = compiler.compile;
+        compiler.fingerprint = {};
+        compiler.counts_as_compile = false;
+        compiler.compile = [&]() {
+          bool rejected = false;
+          const std::optional<std::string> print =
+              fingerprint ? fingerprint() : std::nullopt;
+          if (print) {
+            if (auto artifact = store->load(w.key, *print, &rejected)) {
+              return std::move(*artifact);
+            }
+          }
+          return compile_here();
+        };
+        (void)cache_.get_or_compile(w.key, compiler);
+      } catch (const std::exception& e) {
+        keys[i].failed = true;
+        keys[i].error = e.what();
+        const auto* error = dynamic_cast<const Error*>(&e);
+        keys[i].status = error != nullptr ? error->status() : JW_ERROR_INTERNAL;
+      }
+    }
+  }
+}
+
+}  // namespace jitwarm::detail
