@@ -20,29 +20,49 @@
 namespace jitwarm::cli {
 namespace {
 
-class ProgressBar {
+// Progress per key, with rate and time left: a bar redrawn in place on a
+// terminal, plain lines otherwise (at most one a second, and the last), so
+// a log shows that a long warmup is moving.
+class Progress {
  public:
-  explicit ProgressBar(bool enabled)
-      : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  enum class Style { none, bar, lines };
+  explicit Progress(Style style)
+      : style_(style), start_(std::chrono::steady_clock::now()) {}
   void update(std::size_t done, std::size_t total, const std::string& label) {
-    if (!enabled_ || total == 0) return;
+    if (style_ == Style::none || total == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    if (style_ == Style::lines && done < total &&
+        now - last_line_ < std::chrono::seconds(1)) {
+      return;
+    }
+    last_line_ = now;
+    const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+    const std::string left =
+        rate > 0 && done < total
+            ? fmt::format("{:.0f}s left",
+                          static_cast<double>(total - done) / rate)
+            : std::string("done");
+    if (style_ == Style::lines) {
+      std::fprintf(stderr, "warmup: %zu/%zu keys, %.1f keys/s, %s (%s)\n", done,
+                   total, rate, left.c_str(), label.c_str());
+      std::fflush(stderr);
+      return;
+    }
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * done / total);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-            .count();
-    std::string shown = label.substr(0, 60);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu keys %6.1fs %-60s",
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu keys %5.1f/s %-10s %-50s",
                  std::string(filled, '#').c_str(),
-                 std::string(kWidth - filled, '.').c_str(), done, total,
-                 seconds, shown.c_str());
+                 std::string(kWidth - filled, '.').c_str(), done, total, rate,
+                 left.c_str(), label.substr(0, 50).c_str());
     if (done == total) std::fputc('\n', stderr);
     std::fflush(stderr);
   }
 
  private:
-  bool enabled_;
+  Style style_;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_line_{};
 };
 
 // Every request of every manifest, in order. A manifest that cannot be read
@@ -198,7 +218,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
       "dry-run,n", po::bool_switch(&dry_run),
       "print the keys that would be compiled, compile nothing")(
       "json", po::bool_switch(&json), "print the result as JSON")(
-      "quiet,q", po::bool_switch(&quiet), "no progress bar");
+      "quiet,q", po::bool_switch(&quiet),
+      "no progress (a bar on a terminal, else a line a second)");
   po::variables_map vm;
   int code = kExitOk;
   if (!parse(CommandLine{"warmup",
@@ -246,7 +267,9 @@ int cmd_warmup(const std::vector<std::string>& args) {
     }
   }
 
-  ProgressBar progress(!quiet && !json && stderr_is_terminal());
+  Progress progress(quiet || json          ? Progress::Style::none
+                    : stderr_is_terminal() ? Progress::Style::bar
+                                           : Progress::Style::lines);
   warmup_options.jobs = jobs.value;
   warmup_options.parallel = parallel == "processes"
                                 ? WarmupParallelism::processes

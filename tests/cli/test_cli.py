@@ -256,10 +256,12 @@ def group_warmup():
         check("warmup compiles every key of the kernel set (exit 0)", code == 0
               and result["keys"] == 169 and result["compiled"] == 169 and result["failed"] == 0,
               out[:300])
-        code, out, _ = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
-                           "--cache-dir", cache, "--jobs", "2")
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                             "--cache-dir", cache, "--jobs", "2")
         check("a second warmup (2 worker processes) finds everything cached",
               code == 0 and "0 compiled, 169 already cached, 0 failed" in out, out)
+        check("warmup's progress on a pipe is plain lines with the rate, the last one done",
+              "warmup: 169/169 keys," in err and "keys/s, done" in err and "\r" not in err, err)
         code, out, _ = run("cache", "stats", "--cache-dir", cache, "--json")
         check("cache stats counts the entries", code == 0 and json.loads(out)["entries"] == 169,
               out)
