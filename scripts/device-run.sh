@@ -46,9 +46,14 @@ if want example; then
 fi
 
 if want bandwidth; then
-  echo "== bandwidth"
+  # Kernels compiled with NVRTC's --Ofast-compile=min (the default) and
+  # without it, side by side: the option must not cost bandwidth.
+  echo "== bandwidth (--Ofast-compile=min, the default)" | tee "$OUT/bench.txt"
   build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \
-    2>/dev/null | tee "$OUT/bench.txt"
+    2>/dev/null | tee -a "$OUT/bench.txt"
+  echo "== bandwidth (JITWARM_CUDA_FAST_COMPILE=off)" | tee -a "$OUT/bench.txt"
+  JITWARM_CUDA_FAST_COMPILE=off build-device/bench/jitwarm-bench-bandwidth --platform cuda \
+    --iterations 30 2>/dev/null | tee -a "$OUT/bench.txt"
 fi
 
 if want launch; then
@@ -85,22 +90,35 @@ if want python; then
 fi
 
 if want warmup; then
-  echo "== warmup of manifests/kernel-set.toml for sm_90 (cold cache each time)"
-  for spec in "1 processes" "8 threads" "16 threads" "4 processes" "8 processes" "16 processes"; do
-    set -- $spec
+  echo "== warmup of manifests/kernel-set.toml for sm_90 (169 keys, cold cache each time)"
+  warm() {  # warm LABEL ARGS...: one cold warmup of the kernel set
+    local label=$1; shift
     rm -rf /tmp/jwc
-    echo -n "jobs=$1 $2: "
+    echo -n "$label: "
     { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
-        --jobs "$1" --parallel "$2" --quiet | tail -1; } 2>&1 | tr '\n' ' '; echo
-  done | tee "$OUT/warmup.txt"
-  echo -n "warm cache: " | tee -a "$OUT/warmup.txt"
-  { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | tail -1; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup.txt"; echo
+        --quiet "$@" | tail -1; } 2>&1 | tr '\n' ' '; echo
+  }
+  {
+    # Before this round's compile work: one key per program, no fast compile.
+    JITWARM_CUDA_FAST_COMPILE=off warm "before, jobs=1 batch=1" --jobs 1 --batch 1
+    JITWARM_CUDA_FAST_COMPILE=off warm "before, jobs=16 processes batch=1" --jobs 16 --batch 1
+    warm "jobs=1" --jobs 1
+    warm "jobs=1 batch=16" --jobs 1 --batch 16
+    warm "jobs=8 threads" --jobs 8 --parallel threads
+    warm "jobs=16 threads" --jobs 16 --parallel threads
+    warm "jobs=8 processes" --jobs 8
+    warm "jobs=16 processes" --jobs 16
+    warm "jobs=16 processes batch=2" --jobs 16 --batch 2
+    echo -n "warm cache: "
+    { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | tail -1; } 2>&1 | tr '\n' ' '; echo
+  } | tee "$OUT/warmup.txt"
   echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
   python3 bench/triton_compare.py 2>&1 | tail -1 | tee -a "$OUT/warmup.txt"
-  for jobs in 1 16; do
+  for spec in "1 8" "1 1" "16 8"; do
+    set -- $spec
     rm -rf /tmp/jwc-silu
-    echo -n "jitwarm --jobs $jobs: " | tee -a "$OUT/warmup.txt"
+    echo -n "jitwarm --jobs $1 --batch $2: " | tee -a "$OUT/warmup.txt"
     $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
-      --jobs $jobs --quiet | tail -1 | tee -a "$OUT/warmup.txt"
+      --jobs $1 --batch $2 --quiet | tail -1 | tee -a "$OUT/warmup.txt"
   done
 fi

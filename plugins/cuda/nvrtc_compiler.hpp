@@ -49,12 +49,13 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   // opened or lacks a symbol the plugin needs.
   static std::unique_ptr<NvrtcCompiler> open(std::string& why_not);
 
-  // NVRTC's --Ofast-compile level (CUDA 12.8 and later): "min" (the
-  // default) trades a little optimization that the memory-bound kernels
-  // do not need for compiles 1.5 to 2.5 times faster; "off" passes no
-  // option. Set from JITWARM_CUDA_FAST_COMPILE (docs/cli.md). Throws
-  // PluginError for another value. Part of options_for, so of every
-  // fingerprint.
+  // NVRTC's --Ofast-compile level (CUDA 12.8 and later): "off" (the
+  // default) passes no option; "min", "mid" and "max" compile 1.5 to 2.5
+  // times faster but cost the kernels bandwidth (silu_and_mul 0.94x ->
+  // 0.65x of a copy with "min" on an H200: docs/results/cuda-h200.md), so
+  // they are for warming what speed does not matter for. Set from
+  // JITWARM_CUDA_FAST_COMPILE (docs/cli.md). Throws PluginError for another
+  // value. Part of options_for, so of every fingerprint.
   void set_fast_compile(std::string_view level);
   const std::string& fast_compile() const { return fast_compile_; }
 
@@ -81,7 +82,7 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   NvrtcApi api_;
   int major_ = 0;
   int minor_ = 0;
-  std::string fast_compile_ = "min";
+  std::string fast_compile_ = "off";
   std::vector<int> supported_;
 };
 
