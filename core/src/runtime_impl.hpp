@@ -121,6 +121,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   CompileCache& cache() { return cache_; }
   JitMonitor& monitor() { return monitor_; }
   DiskCache* disk_cache() { return disk_cache_.get(); }
+  const CacheSettings& cache_settings() const { return cache_settings_; }
 
  private:
   friend class PluginLibrary;
@@ -158,6 +159,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   Registry registry_;
   Platforms platforms_;
   CompileCache cache_;
+  CacheSettings cache_settings_;
   std::shared_ptr<DiskCache> disk_cache_;  // may be null
   JitMonitor monitor_;
 

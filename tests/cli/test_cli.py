@@ -25,12 +25,21 @@ VERBS = ("plugins", "kernels", "explain", "warmup", "cache", "conformance")
 # One quick conformance case of the reference against itself.
 ONE_CASE = ["--platform", "cpu", "--kernel", "silu_and_mul", "--case", "fp32/T=7,H=64"]
 failures = []
+# The per-user default cache of every command here: a directory of this run,
+# never the user's own.
+HOME_CACHE = tempfile.mkdtemp(prefix="jitwarm-cli-xdg-")
+CACHE_VARIABLES = ("JITWARM_CACHE_DIR", "JITWARM_NO_CACHE_DIR", "JITWARM_SYSTEM_CACHE_DIR",
+                   "JITWARM_CACHE_MAX_BYTES", "JITWARM_REMOTE_CACHE",
+                   "JITWARM_REMOTE_CACHE_TIMEOUT_MS")
 
 
 def run(*args, env_path=REFERENCE, env=None):
-    environment = dict(os.environ, JITWARM_LOG_LEVEL="error")
-    environment.pop("JITWARM_CACHE_DIR", None)
+    environment = dict(os.environ, JITWARM_LOG_LEVEL="error", XDG_CACHE_HOME=HOME_CACHE)
+    for variable in CACHE_VARIABLES:
+        environment.pop(variable, None)
     environment.update(env or {})
+    for variable in [v for v, value in environment.items() if value is None]:
+        del environment[variable]
     args = list(args)
     if args and args[0] in VERBS and args[0] != "cache":
         # An explicit path, so plugins installed on this machine do not count.
@@ -284,8 +293,9 @@ def group_warmup():
               code == 0 and json.loads(out)["entries"] == 0, out)
 
         # Exit code 2.
-        code, _, err = run("cache", "stats")
-        check("cache without a directory is a usage error (2)", code == 2, err)
+        code, _, err = run("cache", "stats", env={"JITWARM_NO_CACHE_DIR": "1"})
+        check("cache with no directory at all is a usage error (2)",
+              code == 2 and "no cache directory (disabled (JITWARM_NO_CACHE_DIR))" in err, err)
         code, _, err = run("cache", "prune", "--cache-dir", cache)
         check("cache prune without a budget is a usage error (2)",
               code == 2 and "--max-bytes" in err, err)
@@ -388,6 +398,9 @@ GROUPS = {
     "targets": group_targets,
     "conformance": group_conformance,
 }
-GROUPS[GROUP]()
+try:
+    GROUPS[GROUP]()
+finally:
+    shutil.rmtree(HOME_CACHE, ignore_errors=True)
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)
