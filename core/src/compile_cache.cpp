@@ -53,6 +53,33 @@ void CompileCache::set_store(std::shared_ptr<ArtifactStore> store) {
   store_ = std::move(store);
 }
 
+void CompileCache::set_remote(std::shared_ptr<RemoteTier> remote) {
+  remote_ = std::move(remote);
+}
+
+std::optional<Artifact> CompileCache::load_remote(
+    const CompileKey& key, const std::string& fingerprint) {
+  RemoteTier::Lookup found = remote_->load(key, fingerprint);
+  switch (found.outcome) {
+    case RemoteTier::Outcome::hit:
+      remote_hits_.fetch_add(1, std::memory_order_relaxed);
+      // The next process on this machine finds it locally.
+      if (store_ && store_->store(key, fingerprint, *found.artifact))
+        disk_writes_.fetch_add(1, std::memory_order_relaxed);
+      return std::move(found.artifact);
+    case RemoteTier::Outcome::miss:
+      remote_misses_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RemoteTier::Outcome::rejected:
+      remote_rejects_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RemoteTier::Outcome::unavailable:
+      remote_errors_.fetch_add(1, std::memory_order_relaxed);
+      break;
+  }
+  return std::nullopt;
+}
+
 CompileCache::Shard& CompileCache::shard_for(const CompileKey& key) const {
   return shards_[key.hash().lo % kShards];
 }
@@ -114,19 +141,28 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
     // Held from before the second look in the store until the compiled
     // artifact is stored: other processes wait for it (ArtifactStore::claim).
     std::unique_ptr<ArtifactStore::Claim> claim;
-    if (store_ && compiler.fingerprint) fingerprint = compiler.fingerprint();
-    if (fingerprint) {
+    if ((store_ || remote_) && compiler.fingerprint)
+      fingerprint = compiler.fingerprint();
+    if (fingerprint && store_) {
       bool rejected = false;
       artifact = store_->load(key, *fingerprint, &rejected);
+      if (artifact) {
+        disk_hits_.fetch_add(1, std::memory_order_relaxed);
+      } else if (remote_) {
+        artifact = load_remote(key, *fingerprint);
+      }
       if (!artifact) {
         // Another process may be compiling this key right now: wait for
-        // its claim, then look again.
+        // its claim, then look again (locally: that process stores there
+        // first, and the remote tier was just asked).
         claim = store_->claim(key, *fingerprint);
         artifact = store_->load(key, *fingerprint, &rejected);
+        if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
       }
       // One corrupt entry seen twice is one reject.
       if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
-      if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
+    } else if (fingerprint && remote_) {
+      artifact = load_remote(key, *fingerprint);
     }
     const bool compiled = !artifact.has_value();
     if (compiled) {
@@ -143,9 +179,17 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
                     .count()),
             std::memory_order_relaxed);
       }
-      if (fingerprint) {
-        if (store_->store(key, *fingerprint, *artifact)) {
-          disk_writes_.fetch_add(1, std::memory_order_relaxed);
+      if (fingerprint && store_ &&
+          store_->store(key, *fingerprint, *artifact)) {
+        disk_writes_.fetch_add(1, std::memory_order_relaxed);
+      }
+      // Written back only what was compiled: an artifact that came from the
+      // remote tier is there already.
+      if (fingerprint && remote_) {
+        if (remote_->store(key, *fingerprint, *artifact)) {
+          remote_writes_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          remote_errors_.fetch_add(1, std::memory_order_relaxed);
         }
       }
     }
@@ -200,6 +244,11 @@ CacheStats CompileCache::stats() const {
   s.disk_rejects = disk_rejects_.load();
   s.compile_seconds = static_cast<double>(compile_nanoseconds_.load()) / 1e9;
   s.entries = entries_.load();
+  s.remote_hits = remote_hits_.load();
+  s.remote_misses = remote_misses_.load();
+  s.remote_rejects = remote_rejects_.load();
+  s.remote_errors = remote_errors_.load();
+  s.remote_writes = remote_writes_.load();
   return s;
 }
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "errors.hpp"
+#include "redis_url.hpp"
+#include "remote_cache.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
@@ -65,6 +67,12 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options)
                               "JITWARM_NO_CACHE_DIR=1 to silence this)",
                               e.what()));
     }
+  }
+  if (!cache_settings_.remote.empty()) {
+    remote_cache_ = std::make_shared<RedisCache>(
+        parse_redis_url(cache_settings_.remote, cache_settings_.remote_source),
+        cache_settings_.remote_timeout, &logger_);
+    cache_.set_remote(remote_cache_);
   }
 }
 

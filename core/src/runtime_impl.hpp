@@ -160,7 +160,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   Platforms platforms_;
   CompileCache cache_;
   CacheSettings cache_settings_;
-  std::shared_ptr<DiskCache> disk_cache_;  // may be null
+  std::shared_ptr<DiskCache> disk_cache_;     // may be null
+  std::shared_ptr<RemoteTier> remote_cache_;  // may be null
   JitMonitor monitor_;
 
   // Kernels from source and the plugins that implement them.

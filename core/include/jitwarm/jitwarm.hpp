@@ -355,6 +355,16 @@ struct CacheStats {
   uint64_t disk_rejects = 0;  // corrupt or mismatched entries treated as misses
   double compile_seconds = 0;
   std::size_t entries = 0;  // artifacts in memory
+  // The remote tier (RuntimeOptions::remote_cache): each lookup after a
+  // local miss is a hit, a miss, a reject (a corrupt or mismatched value,
+  // treated as a miss) or an error; errors also count write-backs that
+  // failed. An error is an operation the server did not answer in time, or
+  // refused, or that was skipped while it is down.
+  uint64_t remote_hits = 0;
+  uint64_t remote_misses = 0;
+  uint64_t remote_rejects = 0;
+  uint64_t remote_errors = 0;
+  uint64_t remote_writes = 0;  // entries written back after a compile
 };
 
 // ---------------------------------------------------------------------------
