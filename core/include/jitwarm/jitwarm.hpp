@@ -475,6 +475,16 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
                                               std::string_view target,
                                               std::string_view impl_name);
 
+// Shard `shard` of `count` (1 <= shard <= count) of a warmup plan, in plan
+// order, for machines that warm one plan between them (`jitwarm warmup
+// --shard I/N`): the plan's keys sorted by hash are dealt out in turn, so
+// every machine with the same plan computes the same shards, whatever its
+// order; the shards are disjoint, together they are the plan, and their
+// sizes differ by at most one. Throws Error(JW_ERROR_INVALID_ARGUMENT) for
+// shard numbers outside that range.
+std::vector<CompileKey> warmup_shard(const std::vector<CompileKey>& plan,
+                                     unsigned shard, unsigned count);
+
 // Storage-free arguments that reproduce `key` through derive_key. Owns the
 // metadata its arguments point to.
 struct WarmupInputs {
