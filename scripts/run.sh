@@ -57,7 +57,7 @@ main_job() {
     case $p in
       cpu) "$jw" warmup --manifest manifests/kernel-set.toml --platform cpu ;;
       cuda) "$jw" warmup --manifest manifests/kernel-set.toml --target "$(target_for cuda sm_90)" --jobs "$jobs" ;;
-      hip) for arch in gfx90a gfx942; do "$jw" warmup --manifest manifests/kernel-set.toml --target "hip:$arch" --jobs "$jobs"; done ;;
+      hip) "$jw" warmup --manifest manifests/kernel-set.toml --target hip:gfx90a --target hip:gfx942 --jobs "$jobs" ;;
     esac
   done
   echo "== conformance (compile-only for platforms without a device here)"
