@@ -4,6 +4,7 @@
 // --jobs N splits the keys over N worker processes by default
 // (warmup_workers.hpp says why and how).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -189,6 +190,13 @@ void print_result(const std::vector<CompileKey>& keys,
       result.keys.size(),
       shard.count > 1 ? fmt::format(" (shard {})", shard.text()) : "",
       result.compiled, result.cached, result.failed, result.seconds);
+  if (!kept.kept_in.empty()) {
+    std::cout << fmt::format(
+        "saved in {}{}\n", fmt::join(kept.kept_in, " and "),
+        cache.default_directory() && !cache.directory.empty()
+            ? fmt::format(" ({})", to_string(cache.directory_source))
+            : std::string());
+  }
 }
 
 }  // namespace
