@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "disk_cache.hpp"
+#include "cache_entry.hpp"
 #include "fuzz_check.hpp"
 
 using namespace jitwarm;

@@ -57,7 +57,7 @@ main_job() {
     case $p in
       cpu) "$jw" warmup --manifest manifests/kernel-set.toml --platform cpu ;;
       cuda) "$jw" warmup --manifest manifests/kernel-set.toml --target "$(target_for cuda sm_90)" --jobs "$jobs" ;;
-      hip) for arch in gfx90a gfx942; do "$jw" warmup --manifest manifests/kernel-set.toml --target "hip:$arch" --jobs "$jobs"; done ;;
+      hip) "$jw" warmup --manifest manifests/kernel-set.toml --target hip:gfx90a --target hip:gfx942 --jobs "$jobs" ;;
     esac
   done
   echo "== conformance (compile-only for platforms without a device here)"
@@ -129,13 +129,15 @@ test_job() {
   logs+=(build-asan/meson-logs/testlog.json)
   times+=("build-asan  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
 
-  echo "== build-tsan: ThreadSanitizer on the registry, compile cache and runtime"
+  echo "== build-tsan: ThreadSanitizer on the registry, compile cache, remote cache and runtime"
   start=$SECONDS
   configure build-tsan "${fast[@]}" -Db_sanitize=thread -Db_lundef=false \
     -Dbench=false -Dexamples=false -Dpython=disabled
-  local tsan_tests=(unit-registry unit-compile_cache unit-runtime)
+  # The remote cache's tests warm the kernel set on the CPU reference too.
+  local tsan_tests=(unit-registry unit-compile_cache unit-runtime unit-remote_cache)
   ninja -C build-tsan -j"$jobs" tests/unit/test_registry tests/unit/test_compile_cache \
-    tests/unit/test_runtime tests/plugins/libjitwarm-fake-good.so || echo "== build-tsan: BUILD FAILED"
+    tests/unit/test_runtime tests/unit/test_remote_cache tests/plugins/libjitwarm-fake-good.so \
+    plugins/reference-cpu/libjitwarm-reference-cpu.so || echo "== build-tsan: BUILD FAILED"
   built=$SECONDS
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 4 "${tsan_tests[@]}" || true

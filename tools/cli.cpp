@@ -199,6 +199,12 @@ PluginLoadOptions PluginOptions::to_load_options() const {
   return o;
 }
 
+RuntimeOptions without_caches(RuntimeOptions options) {
+  options.no_cache_dir = true;
+  options.no_remote_cache = true;
+  return options;
+}
+
 std::unique_ptr<Runtime> make_runtime(const PluginOptions& plugins,
                                       RuntimeOptions options,
                                       PluginLoadReport* report) {

@@ -99,6 +99,11 @@ struct PluginOptions {
   PluginLoadOptions to_load_options() const;
 };
 
+// Options for a runtime that compiles nothing (plugins, kernels, explain):
+// no cache tier at all, so such a command neither makes the per-user cache
+// directory nor reaches a remote server.
+RuntimeOptions without_caches(RuntimeOptions options = {});
+
 // A runtime with the plugins loaded; logs to stderr.
 std::unique_ptr<Runtime> make_runtime(const PluginOptions& plugins,
                                       RuntimeOptions options = {},

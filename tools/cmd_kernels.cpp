@@ -139,7 +139,7 @@ int cmd_kernels(const std::vector<std::string>& args) {
              options, args, vm, &code)) {
     return code;
   }
-  auto runtime = make_runtime(plugins);
+  auto runtime = make_runtime(plugins, without_caches());
   if (json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& name : runtime->kernel_names())
@@ -177,7 +177,7 @@ int cmd_explain(const std::vector<std::string>& args) {
   po::variables_map vm;
   int code = kExitOk;
   if (!parse(command, options, args, vm, &code)) return code;
-  auto runtime = make_runtime(plugins);
+  auto runtime = make_runtime(plugins, without_caches());
   const std::string name = resolve_kernel_name(typed, runtime->kernel_names());
   if (json) {
     std::cout << schema_json(*runtime, name).dump(2) << "\n";

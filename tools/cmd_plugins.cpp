@@ -25,7 +25,7 @@ std::optional<std::string> probe_in_child(const std::string& path) {
         return [&path](std::size_t) {
           RuntimeOptions quiet;
           quiet.log = [](jw_log_level, const std::string&) {};
-          Runtime runtime(quiet);
+          Runtime runtime(without_caches(quiet));
           const PluginLoadRecord record = runtime.load_plugin(path);
           return detail::ItemOutcome{{{"loaded", record.loaded}}, false};
         };
@@ -72,7 +72,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
     if (level >= JW_LOG_ERROR)
       std::cerr << "jitwarm error: " << message << "\n";
   };
-  Runtime runtime(quiet);
+  Runtime runtime(without_caches(quiet));
   PluginLoadOptions load = plugins.to_load_options();
   load.strict = false;  // report everything, then decide
   if (isolated) load.vet = probe_in_child;

@@ -4,10 +4,12 @@
 // --jobs N compiles in N worker processes by default (the core's
 // process-parallel warmup, core/src/warmup_processes.cpp, says why and how).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 
 #include "cli.hpp"
 #include "names.hpp"
+#include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
 namespace {
@@ -155,8 +158,11 @@ void print_failure(const WarmupKeyResult& k) {
   }
 }
 
-void print_result(const WarmupResult& result, const std::string& cache_dir,
-                  bool json) {
+void print_result(const std::vector<CompileKey>& keys,
+                  const WarmupResult& result, const CacheSettings& cache,
+                  const Shard& shard, bool json) {
+  const std::vector<TargetTally> targets = tally_by_target(keys, result);
+  const Persistence kept = persistence_of(cache);
   if (json) {
     nlohmann::json j;
     j["keys"] = result.keys.size();
@@ -164,7 +170,18 @@ void print_result(const WarmupResult& result, const std::string& cache_dir,
     j["cached"] = result.cached;
     j["failed"] = result.failed;
     j["seconds"] = result.seconds;
-    j["cache_dir"] = cache_dir;
+    j["cache_dir"] = cache.directory;
+    j["remote_cache"] = cache.remote_display;
+    j["saved_to"] = kept.kept_in;
+    j["shard"] = shard.text();
+    j["targets"] = nlohmann::json::array();
+    for (const TargetTally& t : targets) {
+      j["targets"].push_back({{"target", t.target},
+                              {"keys", t.keys},
+                              {"compiled", t.compiled},
+                              {"cached", t.cached},
+                              {"failed", t.failed}});
+    }
     j["results"] = nlohmann::json::array();
     for (const auto& k : result.keys) {
       j["results"].push_back({{"key", k.key_text},
@@ -180,10 +197,25 @@ void print_result(const WarmupResult& result, const std::string& cache_dir,
   for (const auto& k : result.keys) {
     if (k.failed) print_failure(k);
   }
+  if (targets.size() > 1) {
+    for (const TargetTally& t : targets) {
+      std::cout << fmt::format(
+          "{}: {} keys: {} compiled, {} already cached, {} failed\n", t.target,
+          t.keys, t.compiled, t.cached, t.failed);
+    }
+  }
   std::cout << fmt::format(
-      "{} keys: {} compiled, {} already cached, {} failed in {:.2f} s\n",
-      result.keys.size(), result.compiled, result.cached, result.failed,
-      result.seconds);
+      "{} keys{}: {} compiled, {} already cached, {} failed in {:.2f} s\n",
+      result.keys.size(),
+      shard.count > 1 ? fmt::format(" (shard {})", shard.text()) : "",
+      result.compiled, result.cached, result.failed, result.seconds);
+  if (!kept.kept_in.empty()) {
+    std::cout << fmt::format(
+        "saved in {}{}\n", fmt::join(kept.kept_in, " and "),
+        cache.default_directory() && !cache.directory.empty()
+            ? fmt::format(" ({})", to_string(cache.directory_source))
+            : std::string());
+  }
 }
 
 }  // namespace
@@ -191,11 +223,13 @@ void print_result(const WarmupResult& result, const std::string& cache_dir,
 int cmd_warmup(const std::vector<std::string>& args) {
   po::options_description options("options");
   PluginOptions plugins;
-  std::vector<std::string> manifests;
-  std::string platform, target, cache_dir, parallel = "processes";
+  std::vector<std::string> manifests, targets;
+  std::string platform, cache_dir, remote_cache, parallel = "processes";
   Count jobs;
   Count batch{8};
-  bool json = false, quiet = false, dry_run = false;
+  Shard shard;
+  bool json = false, quiet = false, dry_run = false, no_cache_dir = false,
+       no_remote_cache = false;
   plugins.add_to(options);
   options.add_options()("manifest,m",
                         po::value(&manifests)->required()->composing(),
@@ -203,11 +237,23 @@ int cmd_warmup(const std::vector<std::string>& args) {
       "platform,p", po::value(&platform),
       "platform to warm (default: the target's, else the "
       "manifest's, else the first that can launch)")(
-      "target,t", po::value(&target),
+      "target,t", po::value(&targets)->composing(),
       "target such as cuda:sm_90, hip:gfx942, cpu:x86_64, or the shorthand "
-      "sm_90 / gfx942 (default: the platform's device 0)")(
+      "sm_90 / gfx942 (default: the platform's device 0); repeatable: one "
+      "plan for every target")(
+      "shard", po::value(&shard),
+      "compile shard I of N of the plan (e.g. 3/8), so N machines warm one "
+      "plan into a shared cache, each key on one of them")(
       "cache-dir,c", po::value(&cache_dir),
-      "persistent cache directory (default: $JITWARM_CACHE_DIR)")(
+      "persistent cache directory (default: $JITWARM_CACHE_DIR, else "
+      "$XDG_CACHE_HOME/jitwarm or ~/.cache/jitwarm)")(
+      "no-cache-dir", po::bool_switch(&no_cache_dir),
+      "no persistent cache directory (memory, and the remote cache if any)")(
+      "remote-cache", po::value(&remote_cache),
+      "shared remote cache, redis://[:password@]host[:port][/db] (default: "
+      "$JITWARM_REMOTE_CACHE)")(
+      "no-remote-cache", po::bool_switch(&no_remote_cache),
+      "no remote cache, whatever $JITWARM_REMOTE_CACHE says")(
       "jobs,j", po::value(&jobs),
       "compile this many keys at once (1 to 1024; default 1)")(
       "parallel", po::value(&parallel),
@@ -223,8 +269,9 @@ int cmd_warmup(const std::vector<std::string>& args) {
   po::variables_map vm;
   int code = kExitOk;
   if (!parse(CommandLine{"warmup",
-                         "--manifest FILE [--platform P] [--target T] "
-                         "[--cache-dir D] [--jobs N] [--dry-run] [--json]",
+                         "--manifest FILE [--platform P] [--target T]... "
+                         "[--shard I/N] [--cache-dir D] [--remote-cache URL] "
+                         "[--jobs N] [--dry-run] [--json]",
                          "",
                          {}},
              options, args, vm, &code)) {
@@ -234,21 +281,25 @@ int cmd_warmup(const std::vector<std::string>& args) {
     throw usage_error("--parallel must be processes or threads, not '" +
                       parallel + "'");
   }
-  if (!target.empty()) target = expand_target(target);
-  if (cache_dir.empty() && std::getenv("JITWARM_CACHE_DIR") != nullptr) {
-    cache_dir = std::getenv("JITWARM_CACHE_DIR");
+  std::vector<std::string> expanded;
+  for (const std::string& t : targets) {
+    std::string full = expand_target(t);
+    if (std::find(expanded.begin(), expanded.end(), full) == expanded.end())
+      expanded.push_back(std::move(full));
   }
   RuntimeOptions runtime_options;
   runtime_options.cache_dir = cache_dir;
+  runtime_options.no_cache_dir = no_cache_dir;
+  runtime_options.remote_cache = remote_cache;
+  runtime_options.no_remote_cache = no_remote_cache;
   auto runtime = make_runtime(plugins, runtime_options);
 
   const std::vector<WarmupRequest> requests = load_requests(manifests);
   WarmupOptions warmup_options;
   warmup_options.platform = platform;
-  warmup_options.target = target;
   warmup_options.batch_size = batch.value;
   const std::vector<CompileKey> keys =
-      runtime->warmup_plan(requests, warmup_options);
+      plan_for_targets(*runtime, requests, platform, expanded, shard);
   if (dry_run) {
     print_plan(keys, json);
     return kExitOk;
@@ -289,8 +340,14 @@ int cmd_warmup(const std::vector<std::string>& args) {
   }
   result.count_outcomes();
   result.seconds = probes.result.seconds + warmed.seconds;
-  print_result(result, cache_dir, json);
-  return result.failed > 0 ? kExitFailures : kExitOk;
+  print_result(keys, result, runtime->cache_settings(), shard, json);
+  const Persistence kept = persistence_of(runtime->cache_settings());
+  if (!kept.note.empty()) {
+    std::cerr << "jitwarm warmup: " << (kept.failed ? "warning: " : "")
+              << kept.note << "\n";
+  }
+  if (result.failed > 0) return kExitFailures;
+  return kept.failed && result.compiled > 0 ? kExitEnvironment : kExitOk;
 }
 
 }  // namespace jitwarm::cli

@@ -29,7 +29,9 @@ const std::map<std::string, std::pair<Command, const char*>>& commands() {
        {jitwarm::cli::cmd_warmup,
         "compile a manifest's keys, compile-only, into the cache"}},
       {"cache",
-       {jitwarm::cli::cmd_cache, "persistent cache: stats, verify, prune"}},
+       {jitwarm::cli::cmd_cache,
+        "persistent cache: stats, list, verify, prune, clear, export, "
+        "import"}},
       {"conformance",
        {run_conformance, "test backends against the CPU reference"}},
   };

@@ -397,22 +397,42 @@ JITWARM_EXPORT void jw_string_list_free(jw_string_list* list) {
   delete static_cast<OwnedStringList*>(list);
 }
 
+}  // extern "C"
+
+namespace {
+
+// The C options as the C++ ones (NULL: all defaults).
+jitwarm::RuntimeOptions runtime_options_of(const jw_runtime_options* options) {
+  const jw_runtime_options c = read_sized(options, "runtime options");
+  jitwarm::RuntimeOptions o;
+  if (c.cache_dir != nullptr) o.cache_dir = c.cache_dir;
+  o.jit_monitor = monitor_mode_of(c.jit_monitor, /*allow_default=*/true);
+  if (c.jit_record_path != nullptr) o.jit_record_path = c.jit_record_path;
+  if (c.log != nullptr) {
+    o.log = [fn = c.log, ctx = c.log_ctx](jw_log_level level,
+                                          const std::string& message) {
+      fn(ctx, level, message.c_str());
+    };
+  }
+  o.no_cache_dir = c.no_cache_dir != 0;
+  if (c.system_cache_dir != nullptr) o.system_cache_dir = c.system_cache_dir;
+  if (c.cache_max_bytes != 0) o.cache_max_bytes = c.cache_max_bytes;
+  if (c.remote_cache != nullptr) o.remote_cache = c.remote_cache;
+  o.no_remote_cache = c.no_remote_cache != 0;
+  o.remote_timeout = std::chrono::milliseconds(c.remote_timeout_ms);
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
 JITWARM_EXPORT jw_status jw_runtime_create_with_options(
     const jw_runtime_options* options, jw_runtime** out_runtime) {
   return c_guard([&] {
     require(out_runtime, "out_runtime");
-    const jw_runtime_options c = read_sized(options, "runtime options");
-    jitwarm::RuntimeOptions o;
-    if (c.cache_dir != nullptr) o.cache_dir = c.cache_dir;
-    o.jit_monitor = monitor_mode_of(c.jit_monitor, /*allow_default=*/true);
-    if (c.jit_record_path != nullptr) o.jit_record_path = c.jit_record_path;
-    if (c.log != nullptr) {
-      o.log = [fn = c.log, ctx = c.log_ctx](jw_log_level level,
-                                            const std::string& message) {
-        fn(ctx, level, message.c_str());
-      };
-    }
-    *out_runtime = new jw_runtime{jitwarm::Runtime{std::move(o)}, {}};
+    *out_runtime =
+        new jw_runtime{jitwarm::Runtime{runtime_options_of(options)}, {}};
   });
 }
 
@@ -778,7 +798,193 @@ JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
     c.disk_rejects = s.disk_rejects;
     c.compile_seconds = s.compile_seconds;
     c.cache_entries = s.entries;
+    c.remote_hits = s.remote_hits;
+    c.remote_misses = s.remote_misses;
+    c.remote_rejects = s.remote_rejects;
+    c.remote_errors = s.remote_errors;
+    c.remote_writes = s.remote_writes;
     write_sized(out, c, "out");
+  });
+}
+
+}  // extern "C"
+
+// ===========================================================================
+// Caches for fleets (jitwarm.h, the issue 16 section).
+// ===========================================================================
+namespace {
+
+struct OwnedCacheSettings : jw_cache_settings {
+  jitwarm::CacheSettings settings;
+  std::string source;
+};
+
+jw_cache_settings* new_cache_settings(jitwarm::CacheSettings settings) {
+  auto owned = std::make_unique<OwnedCacheSettings>();
+  owned->settings = std::move(settings);
+  const jitwarm::CacheSettings& s = owned->settings;
+  owned->source = std::string(jitwarm::to_string(s.directory_source));
+  jw_cache_settings& c = *owned;
+  c.struct_size = sizeof(jw_cache_settings);
+  c.next = nullptr;
+  c.directory = s.directory.c_str();
+  c.directory_source = owned->source.c_str();
+  c.default_directory = s.default_directory() ? 1 : 0;
+  c.system_directory = s.system_directory.c_str();
+  c.max_bytes = s.max_bytes;
+  c.remote = s.remote_display.c_str();
+  c.remote_source = s.remote_source.c_str();
+  c.remote_timeout_ms = static_cast<uint32_t>(s.remote_timeout.count());
+  c.problem = s.problem.c_str();
+  c.persistent = s.persistent() ? 1 : 0;
+  return owned.release();
+}
+
+struct OwnedBundleTarget : jw_cache_bundle_target {
+  std::string name;
+};
+struct OwnedBundleEntry : jw_cache_bundle_entry {
+  jitwarm::CacheBundleEntry entry;
+};
+struct OwnedBundleSummary : jw_cache_bundle_summary {
+  jitwarm::CacheBundleSummary summary;
+  std::vector<std::unique_ptr<OwnedBundleTarget>> target_items;
+  std::vector<const jw_cache_bundle_target*> target_pointers;
+  std::vector<std::unique_ptr<OwnedBundleEntry>> entry_items;
+  std::vector<const jw_cache_bundle_entry*> entry_pointers;
+};
+
+jw_cache_bundle_summary* new_bundle_summary(jitwarm::CacheBundleSummary s) {
+  auto owned = std::make_unique<OwnedBundleSummary>();
+  owned->summary = std::move(s);
+  const jitwarm::CacheBundleSummary& summary = owned->summary;
+  for (const auto& [target, n] : summary.targets) {
+    auto item = std::make_unique<OwnedBundleTarget>();
+    item->name = target;
+    item->struct_size = sizeof(jw_cache_bundle_target);
+    item->next = nullptr;
+    item->target = item->name.c_str();
+    item->entries = n;
+    owned->target_pointers.push_back(item.get());
+    owned->target_items.push_back(std::move(item));
+  }
+  for (const auto& e : summary.manifest) {
+    auto item = std::make_unique<OwnedBundleEntry>();
+    item->entry = e;
+    item->struct_size = sizeof(jw_cache_bundle_entry);
+    item->next = nullptr;
+    item->key = item->entry.key.c_str();
+    item->target = item->entry.target.c_str();
+    item->bytes = item->entry.bytes;
+    owned->entry_pointers.push_back(item.get());
+    owned->entry_items.push_back(std::move(item));
+  }
+  jw_cache_bundle_summary& c = *owned;
+  c.struct_size = sizeof(jw_cache_bundle_summary);
+  c.next = nullptr;
+  c.bundle = summary.bundle.c_str();
+  c.cache_dir = summary.cache_dir.c_str();
+  c.entries = summary.entries;
+  c.written = summary.written;
+  c.present = summary.present;
+  c.skipped_corrupt = summary.skipped_corrupt;
+  c.entry_bytes = summary.entry_bytes;
+  c.file_bytes = summary.file_bytes;
+  c.targets = owned->target_pointers.data();
+  c.num_targets = static_cast<uint32_t>(owned->target_pointers.size());
+  c.manifest = owned->entry_pointers.data();
+  c.num_entries = owned->entry_pointers.size();
+  return owned.release();
+}
+
+}  // namespace
+
+extern "C" {
+
+JITWARM_EXPORT jw_status jw_cache_settings_resolve(
+    const jw_runtime_options* options, jw_cache_settings** out_settings) {
+  return c_guard([&] {
+    require(out_settings, "out_settings");
+    *out_settings = new_cache_settings(
+        jitwarm::resolve_cache_settings(runtime_options_of(options)));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_cache_settings(
+    jw_runtime* runtime, jw_cache_settings** out_settings) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_settings, "out_settings");
+    *out_settings = new_cache_settings(runtime->runtime.cache_settings());
+  });
+}
+
+JITWARM_EXPORT void jw_cache_settings_free(jw_cache_settings* settings) {
+  delete static_cast<OwnedCacheSettings*>(settings);
+}
+
+JITWARM_EXPORT void jw_cache_bundle_summary_free(
+    jw_cache_bundle_summary* summary) {
+  delete static_cast<OwnedBundleSummary*>(summary);
+}
+
+JITWARM_EXPORT jw_status jw_cache_export_bundle(
+    const char* bundle_path, const char* const* targets, uint32_t num_targets,
+    const jw_runtime_options* cache, jw_cache_bundle_summary** out_summary) {
+  return c_guard([&] {
+    require(bundle_path, "bundle_path");
+    if (num_targets > 0) require(targets, "targets");
+    if (out_summary != nullptr) *out_summary = nullptr;
+    std::vector<std::string> wanted;
+    for (uint32_t i = 0; i < num_targets; ++i) {
+      if (targets[i] == nullptr)
+        fail(JW_ERROR_INVALID_ARGUMENT, "targets[{}] is null", i);
+      wanted.emplace_back(targets[i]);
+    }
+    jitwarm::CacheBundleSummary s = jitwarm::export_cache_bundle(
+        bundle_path, wanted, runtime_options_of(cache));
+    if (out_summary != nullptr) *out_summary = new_bundle_summary(std::move(s));
+  });
+}
+
+JITWARM_EXPORT jw_status
+jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
+                       jw_cache_bundle_summary** out_summary) {
+  return c_guard([&] {
+    require(bundle_path, "bundle_path");
+    if (out_summary != nullptr) *out_summary = nullptr;
+    jitwarm::CacheBundleSummary s =
+        jitwarm::import_cache_bundle(bundle_path, runtime_options_of(cache));
+    if (out_summary != nullptr) *out_summary = new_bundle_summary(std::move(s));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_warmup_shard(const jw_compile_key* const* plan,
+                                         uint32_t num_keys, uint32_t shard,
+                                         uint32_t count,
+                                         jw_compile_key_list** out_keys) {
+  return c_guard([&] {
+    if (num_keys > 0) require(plan, "plan");
+    require(out_keys, "out_keys");
+    std::vector<jitwarm::CompileKey> keys;
+    keys.reserve(num_keys);
+    for (uint32_t i = 0; i < num_keys; ++i) {
+      if (plan[i] == nullptr)
+        fail(JW_ERROR_INVALID_ARGUMENT, "plan[{}] is null", i);
+      keys.push_back(plan[i]->key);
+    }
+    std::vector<jitwarm::CompileKey> part =
+        jitwarm::warmup_shard(keys, shard, count);
+    auto list = std::make_unique<OwnedCompileKeyList>();
+    list->pointers.reserve(part.size());
+    for (auto& key : part)
+      list->pointers.push_back(new_compile_key(std::move(key)));
+    jw_compile_key_list& c = *list;
+    c.struct_size = sizeof(jw_compile_key_list);
+    c.next = nullptr;
+    c.keys = list->pointers.data();
+    c.count = static_cast<uint32_t>(list->pointers.size());
+    *out_keys = list.release();
   });
 }
 

@@ -53,6 +53,33 @@ void CompileCache::set_store(std::shared_ptr<ArtifactStore> store) {
   store_ = std::move(store);
 }
 
+void CompileCache::set_remote(std::shared_ptr<RemoteTier> remote) {
+  remote_ = std::move(remote);
+}
+
+std::optional<Artifact> CompileCache::load_remote(
+    const CompileKey& key, const std::string& fingerprint) {
+  RemoteTier::Lookup found = remote_->load(key, fingerprint);
+  switch (found.outcome) {
+    case RemoteTier::Outcome::hit:
+      remote_hits_.fetch_add(1, std::memory_order_relaxed);
+      // The next process on this machine finds it locally.
+      if (store_ && store_->store(key, fingerprint, *found.artifact))
+        disk_writes_.fetch_add(1, std::memory_order_relaxed);
+      return std::move(found.artifact);
+    case RemoteTier::Outcome::miss:
+      remote_misses_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RemoteTier::Outcome::rejected:
+      remote_rejects_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case RemoteTier::Outcome::unavailable:
+      remote_errors_.fetch_add(1, std::memory_order_relaxed);
+      break;
+  }
+  return std::nullopt;
+}
+
 CompileCache::Shard& CompileCache::shard_for(const CompileKey& key) const {
   return shards_[key.hash().lo % kShards];
 }
@@ -107,22 +134,30 @@ CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
                                                    const Compiler& compiler,
                                                    bool wait) {
   StoreProbe probe;
-  if (store_ && compiler.fingerprint)
+  if ((store_ || remote_) && compiler.fingerprint)
     probe.fingerprint = compiler.fingerprint();
   if (!probe.fingerprint) return probe;
+  const std::string& fingerprint = *probe.fingerprint;
   bool rejected = false;
-  probe.artifact = store_->load(key, *probe.fingerprint, &rejected);
-  if (!probe.artifact) {
+  const auto load_local = [&] {
+    probe.artifact = store_->load(key, fingerprint, &rejected);
+    if (probe.artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
+  };
+  if (store_) load_local();
+  // The remote tier after a local miss (a hit lands in the local store).
+  if (!probe.artifact && remote_)
+    probe.artifact = load_remote(key, fingerprint);
+  if (!probe.artifact && store_) {
     // Another process may be compiling this key right now: wait for its
     // claim (or, not waiting, leave the key to those who wait), then look
-    // again. The claim is held until the compiled artifact is stored.
-    probe.claim = store_->claim(key, *probe.fingerprint, wait, &probe.busy);
-    if (!probe.busy)
-      probe.artifact = store_->load(key, *probe.fingerprint, &rejected);
+    // again locally (that process stores there first, and the remote tier
+    // was just asked). The claim is held until the compiled artifact is
+    // stored.
+    probe.claim = store_->claim(key, fingerprint, wait, &probe.busy);
+    if (!probe.busy) load_local();
   }
   // One corrupt entry seen twice is one reject.
   if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
-  if (probe.artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
   return probe;
 }
 
@@ -149,8 +184,18 @@ Artifact CompileCache::compile_alone(const Compiler& compiler) {
 void CompileCache::store_compiled(const CompileKey& key,
                                   const StoreProbe& probe,
                                   const Artifact& artifact) {
-  if (probe.fingerprint && store_->store(key, *probe.fingerprint, artifact)) {
+  if (!probe.fingerprint) return;
+  if (store_ && store_->store(key, *probe.fingerprint, artifact)) {
     disk_writes_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Written back only what was compiled: an artifact that came from the
+  // remote tier is there already.
+  if (remote_) {
+    if (remote_->store(key, *probe.fingerprint, artifact)) {
+      remote_writes_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      remote_errors_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -352,6 +397,11 @@ CacheStats CompileCache::stats() const {
   s.disk_rejects = disk_rejects_.load();
   s.compile_seconds = static_cast<double>(compile_nanoseconds_.load()) / 1e9;
   s.entries = entries_.load();
+  s.remote_hits = remote_hits_.load();
+  s.remote_misses = remote_misses_.load();
+  s.remote_rejects = remote_rejects_.load();
+  s.remote_errors = remote_errors_.load();
+  s.remote_writes = remote_writes_.load();
   return s;
 }
 

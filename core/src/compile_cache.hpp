@@ -9,6 +9,11 @@
 // * Across processes sharing a store, one compile per key too: before
 //   compiling, a miss claims the key in the store (waiting, boundedly, for
 //   another process's claim) and asks the store again.
+// * A RemoteTier (shared by machines) slots in under the store: it is asked
+//   after a local miss, a hit from it is written to the store, and a
+//   compile is written to it too. Whatever the remote tier does (fails,
+//   times out, answers garbage), the lookup goes on locally: a remote tier
+//   never fails a compile.
 // * Entries are never removed while the cache lives, so the addresses handed
 //   out stay valid (implementations may key their module caches on them).
 #pragma once
@@ -77,6 +82,28 @@ class ArtifactStore {
   }
 };
 
+// The shared tier under the persistent store (remote_cache.hpp is the
+// Redis one). Never throws; every call returns within the tier's timeout.
+class RemoteTier {
+ public:
+  virtual ~RemoteTier() = default;
+  enum class Outcome {
+    hit,
+    miss,
+    rejected,     // a value that failed the entry check: a miss
+    unavailable,  // an error, a timeout, or skipped while the tier is down
+  };
+  struct Lookup {
+    std::optional<Artifact> artifact;  // set on a hit
+    Outcome outcome = Outcome::miss;
+  };
+  virtual Lookup load(const CompileKey& key, std::string_view fingerprint) = 0;
+  // False when the entry was not written (an error, a full or read-only
+  // server, or the tier is down).
+  virtual bool store(const CompileKey& key, std::string_view fingerprint,
+                     const Artifact& artifact) = 0;
+};
+
 class CompileCache {
  public:
   // What a miss runs: the compile itself, and (optionally) the fingerprint
@@ -126,6 +153,8 @@ class CompileCache {
 
   void set_store(std::shared_ptr<ArtifactStore> store);
   ArtifactStore* store() const { return store_.get(); }
+  void set_remote(std::shared_ptr<RemoteTier> remote);
+  RemoteTier* remote() const { return remote_.get(); }
 
   // Throws what compile throws (to every waiter of that attempt); a failed
   // key is not cached, so a later call tries again.
@@ -178,9 +207,16 @@ class CompileCache {
   void add_compile_time(std::chrono::steady_clock::time_point start);
 
   std::unique_ptr<Shard[]> shards_;
+  // Asks the remote tier after a local miss; a hit goes to the local store.
+  std::optional<Artifact> load_remote(const CompileKey& key,
+                                      const std::string& fingerprint);
+
   std::shared_ptr<ArtifactStore> store_;
+  std::shared_ptr<RemoteTier> remote_;
   std::atomic<uint64_t> hits_{0}, misses_{0}, compiles_{0}, disk_hits_{0},
-      disk_writes_{0}, disk_rejects_{0}, compile_nanoseconds_{0};
+      disk_writes_{0}, disk_rejects_{0}, compile_nanoseconds_{0},
+      remote_hits_{0}, remote_misses_{0}, remote_rejects_{0}, remote_errors_{0},
+      remote_writes_{0};
   std::atomic<std::size_t> entries_{0};
   StripedCounter launch_hits_;  // bumped by concurrent launches
 };

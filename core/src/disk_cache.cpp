@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bounded_file.hpp"
+#include "byte_fields.hpp"
 #include "errors.hpp"
 #include "in_flight_files.hpp"
 
@@ -22,75 +23,11 @@ namespace jitwarm::detail {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr char kEntryMagic[8] = {'J', 'W', 'C', 'A', 'C', 'H', 'E', '\n'};
 constexpr std::string_view kEntrySuffix = ".jwc";
 // Leftovers are hidden files next to what they belong to:
 // ".<entry>.tmp.<pid>.<random>" and ".<entry>.lock".
 constexpr std::string_view kTempMarker = ".tmp.";
 constexpr std::string_view kLockSuffix = ".lock";
-// Bounds that keep a corrupt length from allocating absurd amounts.
-constexpr uint64_t kMaxFieldBytes = 1ull << 30;
-
-void put_u32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void put_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void put_field(std::string& out, std::string_view s) {
-  put_u64(out, s.size());
-  out.append(s);
-}
-
-struct Cursor {
-  std::string_view in;
-  std::size_t pos = 0;
-  bool ok = true;
-  uint64_t u(int bytes) {
-    if (in.size() - pos < static_cast<std::size_t>(bytes)) {
-      ok = false;
-      return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-      v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
-    }
-    pos += bytes;
-    return v;
-  }
-  std::string_view field() {
-    const uint64_t n = u(8);
-    if (!ok || n > kMaxFieldBytes || in.size() - pos < n) {
-      ok = false;
-      return {};
-    }
-    std::string_view s = in.substr(pos, n);
-    pos += n;
-    return s;
-  }
-};
-
-std::string entry_name(const CompileKey& key, std::string_view fingerprint) {
-  std::string material;
-  put_u32(material, DiskCache::kFormatVersion);
-  put_field(material, key.encoding());
-  put_field(material, fingerprint);
-  const XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
-  return fmt::format("{:016x}{:016x}", h.high64, h.low64);
-}
-
-std::string serialize(const CompileKey& key, std::string_view fingerprint,
-                      const Artifact& artifact) {
-  std::string out(kEntryMagic, sizeof(kEntryMagic));
-  put_u32(out, DiskCache::kFormatVersion);
-  put_field(out, key.encoding());
-  put_field(out, fingerprint);
-  put_field(out, artifact.format);
-  put_field(out, artifact.entry_point);
-  put_field(out, artifact.binary);
-  put_u64(out, XXH3_64bits(out.data(), out.size()));
-  return out;
-}
 
 enum class FileRole { entry, temp, lock, other };
 
@@ -179,39 +116,6 @@ class LockFileClaim : public ArtifactStore::Claim {
 
 }  // namespace
 
-std::optional<ParsedEntry> parse_entry(std::string_view bytes,
-                                       std::string* why) {
-  if (bytes.size() < sizeof(kEntryMagic) + 4 + 8 ||
-      std::memcmp(bytes.data(), kEntryMagic, sizeof(kEntryMagic)) != 0) {
-    *why = "bad magic";
-    return std::nullopt;
-  }
-  Cursor c{bytes.substr(0, bytes.size() - 8), sizeof(kEntryMagic)};
-  const uint64_t version = c.u(4);
-  if (version != DiskCache::kFormatVersion) {
-    *why = fmt::format("format version {} (this build reads {})", version,
-                       DiskCache::kFormatVersion);
-    return std::nullopt;
-  }
-  ParsedEntry e;
-  e.key_encoding = c.field();
-  e.fingerprint = c.field();
-  e.format = c.field();
-  e.entry_point = c.field();
-  e.binary = c.field();
-  if (!c.ok || c.pos != c.in.size()) {
-    *why = "truncated or malformed";
-    return std::nullopt;
-  }
-  Cursor tail{bytes, bytes.size() - 8};
-  const uint64_t stored = tail.u(8);
-  if (stored != XXH3_64bits(bytes.data(), bytes.size() - 8)) {
-    *why = "checksum mismatch";
-    return std::nullopt;
-  }
-  return e;
-}
-
 uint64_t parse_byte_size(std::string_view text) {
   const std::string_view original = text;
   if (text.empty()) fail(JW_ERROR_INVALID_ARGUMENT, "empty size");
@@ -243,12 +147,26 @@ uint64_t parse_byte_size(std::string_view text) {
 }
 
 DiskCache::DiskCache(fs::path directory, fs::path system_directory,
-                     uint64_t max_bytes, const Logger* logger)
+                     uint64_t max_bytes, const Logger* logger, Opening opening)
     : directory_(std::move(directory)),
       system_directory_(std::move(system_directory)),
       max_bytes_(max_bytes),
       logger_(logger) {
   std::error_code ec;
+  if (opening == Opening::existing) {
+    // Looking at a cache must not make one: a mistyped directory would
+    // otherwise answer "0 entries".
+    const fs::file_status st = fs::status(directory_, ec);
+    if (ec || !fs::exists(st)) {
+      fail(JW_ERROR_NOT_FOUND, "no cache directory {} (it does not exist)",
+           directory_.string());
+    }
+    if (!fs::is_directory(st)) {
+      fail(JW_ERROR_IO, "cache directory {} is not a directory",
+           directory_.string());
+    }
+    return;
+  }
   fs::create_directories(directory_ / "v1", ec);
   if (ec) {
     fail(JW_ERROR_IO, "cannot create cache directory {}: {}",
@@ -256,11 +174,25 @@ DiskCache::DiskCache(fs::path directory, fs::path system_directory,
   }
 }
 
+std::optional<std::string> DiskCache::write_problem() const {
+  const fs::path probe =
+      directory_ / "v1" /
+      fmt::format(
+          ".write-probe{}{}.{:x}", kTempMarker, static_cast<long>(getpid()),
+          static_cast<uint64_t>(
+              std::chrono::steady_clock::now().time_since_epoch().count()));
+  const int fd =
+      ::open(probe.c_str(),
+             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return std::string(std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return std::nullopt;
+}
+
 fs::path DiskCache::entry_path(const CompileKey& key,
                                std::string_view fingerprint) const {
-  const std::string name = entry_name(key, fingerprint);
-  return directory_ / "v1" / name.substr(0, 2) /
-         (name + std::string(kEntrySuffix));
+  return path_for_name(entry_name(key, fingerprint));
 }
 
 std::optional<Artifact> DiskCache::read_entry(const fs::path& path,
@@ -271,31 +203,20 @@ std::optional<Artifact> DiskCache::read_entry(const fs::path& path,
       read_bounded_file(path, kMaxEntryBytes, Symlinks::refuse);
   if (file.status == FileContents::Status::absent) return std::nullopt;
   std::string why;
-  std::optional<ParsedEntry> e;
+  std::optional<Artifact> a;
   if (!file.ok()) {
     why = "it " + file.why;
   } else {
-    e = parse_entry(file.bytes, &why);
-    if (e &&
-        (e->key_encoding != key.encoding() || e->fingerprint != fingerprint)) {
-      e.reset();
-      why =
-          "it belongs to another key or build (hash collision or stale entry)";
-    }
+    a = entry_artifact(file.bytes, key, fingerprint, &why);
   }
-  if (!e) {
+  if (!a) {
     if (rejected != nullptr) *rejected = true;
     if (logger_ != nullptr) {
       logger_->log(JW_LOG_WARNING,
                    fmt::format("cache entry {} ignored: {}; compiling {}",
                                path.string(), why, key.text()));
     }
-    return std::nullopt;
   }
-  Artifact a;
-  a.binary = std::string(e->binary);
-  a.format = std::string(e->format);
-  a.entry_point = std::string(e->entry_point);
   return a;
 }
 
@@ -398,11 +319,7 @@ void DiskCache::sweep_once(const fs::path& directory) {
 
 bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
                       const Artifact& artifact) {
-  // What serialize() writes: magic, version, five sized fields, checksum.
-  const uint64_t size = sizeof(kEntryMagic) + 4 + 5 * 8 +
-                        key.encoding().size() + fingerprint.size() +
-                        artifact.format.size() + artifact.entry_point.size() +
-                        artifact.binary.size() + 8;
+  const uint64_t size = entry_size(key, fingerprint, artifact);
   if (size > kMaxEntryBytes) {
     // It could never be read back: refuse it now rather than write it on
     // every run.
@@ -414,7 +331,7 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
     }
     return false;
   }
-  const std::string bytes = serialize(key, fingerprint, artifact);
+  const std::string bytes = serialize_entry(key, fingerprint, artifact);
   if (!write_atomically(entry_path(key, fingerprint), bytes)) return false;
   if (max_bytes_ != 0 &&
       written_since_prune_.fetch_add(bytes.size()) + bytes.size() >
@@ -521,41 +438,98 @@ DiskCacheStats DiskCache::stats() const {
   return s;
 }
 
+void DiskCache::for_each_entry(const EntryVisitor& visit,
+                               bool with_system) const {
+  const auto visit_layer = [&](const fs::path& root, bool system) {
+    walk(root / "v1", [&](const fs::path& path, FileRole role) {
+      if (role != FileRole::entry) return;
+      FileContents file =
+          read_bounded_file(path, kMaxEntryBytes, Symlinks::refuse);
+      // Removed between listing and reading (a concurrent prune): gone,
+      // not corrupt.
+      if (file.status == FileContents::Status::absent) return;
+      FoundEntry found;
+      found.path = path;
+      found.system = system;
+      if (!file.ok()) {
+        found.why = "it " + file.why;
+      } else {
+        found.bytes = file.bytes.size();
+        found.identity = identify_entry(file.bytes, &found.why);
+        if (found.identity && path.stem().string() != found.identity->name) {
+          found.identity.reset();
+          found.why = "it is stored under another entry's name";
+        }
+        found.content = std::move(file.bytes);
+      }
+      visit(found);
+    });
+  };
+  visit_layer(directory_, false);
+  if (with_system && !system_directory_.empty())
+    visit_layer(system_directory_, true);
+}
+
 DiskCacheStats DiskCache::verify() const {
   DiskCacheStats s;
-  walk(directory_ / "v1", [&](const fs::path& path, FileRole role) {
-    if (role == FileRole::temp || role == FileRole::lock) {
-      if (remove_if_stale(path, role)) ++s.stale_files_removed;
-      return;
-    }
-    if (role != FileRole::entry) return;
-    const FileContents file =
-        read_bounded_file(path, kMaxEntryBytes, Symlinks::refuse);
-    // Removed between listing and reading (a concurrent prune): gone, not
-    // corrupt.
-    if (file.status == FileContents::Status::absent) return;
-    ++s.entries;
-    s.bytes += file.bytes.size();
-    std::string why;
-    std::optional<ParsedEntry> e;
-    if (file.ok()) e = parse_entry(file.bytes, &why);
-    bool good = e.has_value();
-    if (good) {
-      // The name must be the hash of the content's key and fingerprint.
-      try {
-        const CompileKey key = CompileKey::decode(e->key_encoding);
-        good = path.stem().string() == entry_name(key, e->fingerprint);
-      } catch (const Error&) {
-        good = false;
-      }
-    }
-    if (!good) {
-      ++s.corrupt;
-      s.corrupt_files.push_back(path.string());
-    }
-  });
+  s.stale_files_removed = sweep_stale(directory_ / "v1");
+  for_each_entry(
+      [&](const FoundEntry& e) {
+        ++s.entries;
+        s.bytes += e.bytes;
+        if (!e.identity) {
+          ++s.corrupt;
+          s.corrupt_files.push_back(e.path.string());
+        }
+      },
+      /*with_system=*/false);
   s.stale_files_removed += sweep_stale(directory_ / "blobs");
   return s;
+}
+
+DiskCache::Cleared DiskCache::clear(const std::set<std::string>& targets) {
+  Cleared cleared;
+  for_each_entry(
+      [&](const FoundEntry& e) {
+        if (!targets.empty() &&
+            (!e.identity || !targets.contains(e.identity->key.target()))) {
+          return;
+        }
+        // A directory in an entry's place is a corrupt entry too.
+        std::error_code ec;
+        if (fs::remove_all(e.path, ec) == 0 || ec) return;
+        ++cleared.entries;
+        cleared.bytes += e.bytes;
+        ++cleared.by_target[e.identity ? e.identity->key.target()
+                                       : std::string("(corrupt)")];
+      },
+      /*with_system=*/false);
+  if (targets.empty()) {
+    // Plugin blobs belong to no target; clearing everything clears them.
+    std::error_code ec;
+    for (fs::directory_iterator it(directory_ / "blobs", ec), end;
+         !ec && it != end; it.increment(ec)) {
+      std::error_code remove_ec;
+      fs::remove(it->path(), remove_ec);
+    }
+  }
+  sweep_stale(directory_ / "v1");
+  return cleared;
+}
+
+fs::path DiskCache::path_for_name(const std::string& name) const {
+  return directory_ / "v1" / name.substr(0, 2) /
+         (name + std::string(kEntrySuffix));
+}
+
+DiskCache::Put DiskCache::put_entry(const EntryIdentity& identity,
+                                    std::string_view bytes) {
+  const fs::path path = path_for_name(identity.name);
+  const FileContents existing =
+      read_bounded_file(path, kMaxEntryBytes, Symlinks::refuse);
+  if (existing.ok() && existing.bytes == bytes) return Put::present;
+  return write_atomically(path, std::string(bytes)) ? Put::written
+                                                    : Put::failed;
 }
 
 std::size_t DiskCache::prune(uint64_t budget) {

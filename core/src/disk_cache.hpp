@@ -1,15 +1,13 @@
 // The persistent compile cache: one file per key in a directory that several
 // processes may share, plus an optional read-only system cache under it.
 //
-// Entry name: XXH3-128 of (cache format version, key encoding, fingerprint),
-// where the fingerprint is the implementation's text for everything else
-// that changes the binary (source and headers, options, compiler version).
-// Entry content: magic, format version, the full key encoding, the
-// fingerprint, the artifact, and an XXH3-64 checksum of all of it. Readers
-// check everything, so a corrupt, truncated or mismatched entry is a miss.
-// Writers write a temporary file in the same directory and rename it, so
-// readers never see half an entry and need no lock. Reads refresh the
-// entry's modification time, which is what LRU eviction orders by.
+// An entry's name and content are cache_entry.hpp's (shared with the remote
+// tier and bundles); a file is named by the entry's name under v1/<first two
+// hex digits>/. Readers check everything (entry_artifact), so a corrupt,
+// truncated or mismatched entry is a miss. Writers write a temporary file in
+// the same directory and rename it, so readers never see half an entry and need
+// no lock. Reads refresh the entry's modification time, which is what LRU
+// eviction orders by.
 //
 // Whatever is found at an entry's path is untrusted:
 // * Only a regular file of at most kMaxEntryBytes is read, opened with
@@ -35,12 +33,15 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cache_entry.hpp"
 #include "compile_cache.hpp"
 #include "log.hpp"
 
@@ -55,30 +56,42 @@ struct DiskCacheStats {
   std::size_t stale_files_removed = 0;
 };
 
-// The fields of an entry, pointing into the bytes they were parsed from.
-struct ParsedEntry {
-  std::string_view key_encoding, fingerprint, format, entry_point, binary;
+// An entry as found in a cache directory, checked (identify_entry, and its
+// file's name against its content).
+struct FoundEntry {
+  std::filesystem::path path;
+  uint64_t bytes = 0;
+  bool system = false;  // in the read-only system layer
+  // nullopt: a corrupt entry, `why` says how.
+  std::optional<EntryIdentity> identity;
+  std::string why;
+  std::string content;  // the entry's bytes, valid during the visit
 };
-// Checks an entry's structure and checksum; nullopt (with the reason in
-// `why`) when anything is off. Pure: the fuzz target calls it directly.
-std::optional<ParsedEntry> parse_entry(std::string_view bytes,
-                                       std::string* why);
 
 class DiskCache : public ArtifactStore {
  public:
-  static constexpr uint32_t kFormatVersion = 1;
-  // No artifact comes near this (a cubin of every kernel of a large model
-  // is a few MiB); a larger file at an entry's path is not read.
-  static constexpr uint64_t kMaxEntryBytes = 256ull << 20;
+  static constexpr uint32_t kFormatVersion = kEntryFormatVersion;
+  // A larger file at an entry's path is not read (cache_entry.hpp).
+  static constexpr uint64_t kMaxEntryBytes = detail::kMaxEntryBytes;
   // A writer renames its temporary file within moments, and a lock is held
   // for one compile; files older than this belong to dead processes.
   static constexpr std::chrono::minutes kStaleFileAge{10};
 
-  // `directory` is created when missing. `system_directory` (may be empty) is
-  // only ever read. `max_bytes` 0 = no budget.
+  enum class Opening {
+    create,    // make the directory when missing (a runtime, an import)
+    existing,  // a missing directory is Error(JW_ERROR_NOT_FOUND): tools
+               // that look at a cache never make one
+  };
+  // `system_directory` (may be empty) is only ever read. `max_bytes` 0 = no
+  // budget. Throws Error(JW_ERROR_IO) when the directory cannot be created
+  // (or is not one).
   DiskCache(std::filesystem::path directory,
             std::filesystem::path system_directory, uint64_t max_bytes,
-            const Logger* logger);
+            const Logger* logger, Opening opening = Opening::create);
+
+  // Why entries cannot be written here ("Read-only file system"), found by
+  // creating and removing a file; nullopt when they can.
+  std::optional<std::string> write_problem() const;
 
   std::optional<Artifact> load(const CompileKey& key,
                                std::string_view fingerprint,
@@ -97,6 +110,21 @@ class DiskCache : public ArtifactStore {
   bool put_blob(std::string_view key, std::string_view value);
 
   DiskCacheStats stats() const;
+  // Reads and checks every entry, of the system layer too when asked; an
+  // entry removed meanwhile is skipped. For listings and bundles.
+  using EntryVisitor = std::function<void(const FoundEntry&)>;
+  void for_each_entry(const EntryVisitor& visit, bool with_system) const;
+  // Removes the entries of these targets (every entry, corrupt ones and
+  // plugin blobs included, when `targets` is empty), and stale leftovers.
+  struct Cleared {
+    std::size_t entries = 0;
+    uint64_t bytes = 0;
+    std::map<std::string, std::size_t> by_target;  // corrupt: "(corrupt)"
+  };
+  Cleared clear(const std::set<std::string>& targets);
+  // Writes an entry checked elsewhere (a bundle's) under its name.
+  enum class Put { written, present, failed };
+  Put put_entry(const EntryIdentity& identity, std::string_view bytes);
   // Reads every entry and checks its checksum and structure; removes stale
   // temporary and lock files.
   DiskCacheStats verify() const;
@@ -107,10 +135,14 @@ class DiskCache : public ArtifactStore {
   std::size_t prune(uint64_t budget = 0);
 
   const std::filesystem::path& directory() const { return directory_; }
+  const std::filesystem::path& system_directory() const {
+    return system_directory_;
+  }
   std::filesystem::path entry_path(const CompileKey& key,
                                    std::string_view fingerprint) const;
 
  private:
+  std::filesystem::path path_for_name(const std::string& name) const;
   std::optional<Artifact> read_entry(const std::filesystem::path& path,
                                      const CompileKey& key,
                                      std::string_view fingerprint,

@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "errors.hpp"
+#include "redis_url.hpp"
+#include "remote_cache.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
@@ -37,18 +39,40 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options)
                options.jit_record_path.empty()
                    ? env_or_empty("JITWARM_JIT_RECORD")
                    : options.jit_record_path) {
-  const std::string cache_dir = options.cache_dir.empty()
-                                    ? env_or_empty("JITWARM_CACHE_DIR")
-                                    : options.cache_dir;
-  if (!cache_dir.empty()) {
-    uint64_t budget = 0;
-    if (const std::string b = env_or_empty("JITWARM_CACHE_MAX_BYTES");
-        !b.empty()) {
-      budget = parse_byte_size(b);
+  // Persistent tiers, as the one resolution of cache settings says.
+  cache_settings_ = resolve_cache_settings(options);
+  if (!cache_settings_.directory.empty()) {
+    try {
+      disk_cache_ = std::make_shared<DiskCache>(
+          cache_settings_.directory, cache_settings_.system_directory,
+          cache_settings_.max_bytes, &logger_);
+      if (const auto problem = disk_cache_->write_problem()) {
+        cache_settings_.problem =
+            fmt::format("cache directory {} cannot be written ({})",
+                        cache_settings_.directory, *problem);
+        logger_.log(JW_LOG_INFO,
+                    fmt::format("{}: entries are read from it, compiles are "
+                                "not kept there",
+                                cache_settings_.problem));
+      }
+      cache_.set_store(disk_cache_);
+    } catch (const Error& e) {
+      // A directory someone named must work; the default is a convenience,
+      // and a host without a writable home still runs.
+      if (!cache_settings_.default_directory()) throw;
+      cache_settings_.problem = e.what();
+      logger_.log(JW_LOG_WARNING,
+                  fmt::format("{}; compiled kernels are kept in memory only "
+                              "(set JITWARM_CACHE_DIR, or "
+                              "JITWARM_NO_CACHE_DIR=1 to silence this)",
+                              e.what()));
     }
-    disk_cache_ = std::make_shared<DiskCache>(
-        cache_dir, env_or_empty("JITWARM_SYSTEM_CACHE_DIR"), budget, &logger_);
-    cache_.set_store(disk_cache_);
+  }
+  if (!cache_settings_.remote.empty()) {
+    remote_cache_ = std::make_shared<RedisCache>(
+        parse_redis_url(cache_settings_.remote, cache_settings_.remote_source),
+        cache_settings_.remote_timeout, &logger_);
+    cache_.set_remote(remote_cache_);
   }
 }
 
@@ -247,6 +271,10 @@ JitMonitorStats Runtime::jit_monitor_stats() const {
 
 CacheStats Runtime::cache_stats() const {
   return impl_->cache().stats();
+}
+
+const CacheSettings& Runtime::cache_settings() const {
+  return impl_->cache_settings();
 }
 
 bool Runtime::is_cached(const CompileKey& key) const {

@@ -131,6 +131,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   CompileCache& cache() { return cache_; }
   JitMonitor& monitor() { return monitor_; }
   DiskCache* disk_cache() { return disk_cache_.get(); }
+  const CacheSettings& cache_settings() const { return cache_settings_; }
 
   // One key warmup compiles, with the implementation that wins for it.
   struct WarmupWork {
@@ -182,7 +183,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   Registry registry_;
   Platforms platforms_;
   CompileCache cache_;
-  std::shared_ptr<DiskCache> disk_cache_;  // may be null
+  CacheSettings cache_settings_;
+  std::shared_ptr<DiskCache> disk_cache_;     // may be null
+  std::shared_ptr<RemoteTier> remote_cache_;  // may be null
   JitMonitor monitor_;
 
   // Kernels from source and the plugins that implement them.

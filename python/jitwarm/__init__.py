@@ -37,6 +37,9 @@ from ._errors import (  # noqa: F401  (re-exported)
 )
 from . import _jitwarm
 from ._jitwarm import (  # noqa: F401  (re-exported)
+    CacheBundleEntry,
+    CacheBundleSummary,
+    CacheSettings,
     CacheStats,
     CompileKey,
     ImplementationInfo,
@@ -56,16 +59,22 @@ from ._jitwarm import (  # noqa: F401  (re-exported)
     WarmupTensor,
     current_launch_stream,
     dtype_name,
+    export_cache_bundle,
+    import_cache_bundle,
     manifest_requests,
+    resolve_cache_settings,
     scalar_specialization_rep,
     specialize_integer,
+    warmup_shard,
 )
 
 __all__ = [
     "Runtime", "Kernel", "WarmupRequest", "WarmupTensor", "Registration",
     "CompileKey", "ParamSpec", "IntSpec", "KernelSchema", "ParamDesc", "LoadReport",
     "PluginLoadRecord", "KernelExplanation", "PlatformExplanation", "ImplementationInfo",
-    "PlatformInfo", "CacheStats", "WarmupResult", "WarmupKeyResult",
+    "PlatformInfo", "CacheStats", "CacheSettings", "CacheBundleSummary", "CacheBundleEntry",
+    "WarmupResult", "WarmupKeyResult", "resolve_cache_settings", "export_cache_bundle",
+    "import_cache_bundle", "warmup_shard",
     "specialize_integer", "scalar_specialization_rep", "dtype_name",
     "current_launch_stream", "manifest_requests", "enumerate_warmup_keys", "warmup_inputs_for",
     "Status", "Error", "InvalidArgumentError", "NotFoundError", "AlreadyExistsError",
@@ -151,7 +160,15 @@ def _origin_of(fn: Callable[..., Any]) -> str:
 class Runtime(_jitwarm.Runtime):
     """A jitwarm runtime: plugins, kernels, warmup, the JIT monitor.
 
-    cache_dir: the persistent compile cache (default: JITWARM_CACHE_DIR).
+    cache_dir: the persistent compile cache (default: JITWARM_CACHE_DIR, else
+    the per-user cache, $XDG_CACHE_HOME/jitwarm or ~/.cache/jitwarm);
+    no_cache_dir=True: none (memory, and the remote cache if any);
+    system_cache_dir, cache_max_bytes: the read-only layer and the budget
+    (default: JITWARM_SYSTEM_CACHE_DIR, JITWARM_CACHE_MAX_BYTES);
+    remote_cache: a shared Redis, 'redis://host:port/db' (default:
+    JITWARM_REMOTE_CACHE), no_remote_cache=True: none; remote_timeout: the
+    bound on each wait for it, in seconds (default 1). `cache_settings` says
+    what was resolved, exactly as jitwarm.resolve_cache_settings does.
     jit_monitor: 'off', 'warn' or 'error' after seal (default:
     JITWARM_JIT_MONITOR, else 'off'). jit_record_path: append each key
     compiled after seal to this manifest (default: JITWARM_JIT_RECORD).
@@ -161,9 +178,17 @@ class Runtime(_jitwarm.Runtime):
 
     def __init__(self, *, cache_dir: Optional[PathLike] = None, jit_monitor: Optional[str] = None,
                  jit_record_path: Optional[PathLike] = None,
-                 log: Optional[Callable[[str, str], None]] = None) -> None:
+                 log: Optional[Callable[[str, str], None]] = None,
+                 no_cache_dir: Optional[bool] = None,
+                 system_cache_dir: Optional[PathLike] = None,
+                 cache_max_bytes: Optional[int] = None, remote_cache: Optional[str] = None,
+                 no_remote_cache: Optional[bool] = None,
+                 remote_timeout: Optional[float] = None) -> None:
         super().__init__(cache_dir=cache_dir, jit_monitor=jit_monitor,
-                         jit_record_path=jit_record_path, log=log)
+                         jit_record_path=jit_record_path, log=log, no_cache_dir=no_cache_dir,
+                         system_cache_dir=system_cache_dir, cache_max_bytes=cache_max_bytes,
+                         remote_cache=remote_cache, no_remote_cache=no_remote_cache,
+                         remote_timeout=remote_timeout)
         self._kernels: Dict[str, Kernel] = {}
         self._record_path: Optional[str] = (
             os.fspath(jit_record_path) if jit_record_path is not None

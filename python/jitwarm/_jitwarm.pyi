@@ -187,6 +187,58 @@ class CacheStats:
     disk_rejects: int
     compile_seconds: float
     entries: int
+    remote_hits: int
+    remote_misses: int
+    remote_rejects: int
+    remote_errors: int
+    remote_writes: int
+
+
+class CacheSettings:
+    directory: str
+    directory_source: str
+    default_directory: bool
+    system_directory: str
+    max_bytes: int
+    remote: str
+    remote_source: str
+    remote_timeout: float
+    problem: str
+    persistent: bool
+
+
+class CacheBundleEntry:
+    key: str
+    target: str
+    bytes: int
+
+
+class CacheBundleSummary:
+    bundle: str
+    cache_dir: str
+    entries: int
+    written: int
+    present: int
+    skipped_corrupt: int
+    entry_bytes: int
+    file_bytes: int
+    targets: Dict[str, int]
+    manifest: List[CacheBundleEntry]
+
+
+def resolve_cache_settings(*, cache_dir: Optional[PathLike] = ...,
+                           no_cache_dir: Optional[bool] = ...,
+                           system_cache_dir: Optional[PathLike] = ...,
+                           cache_max_bytes: Optional[int] = ...,
+                           remote_cache: Optional[str] = ...,
+                           no_remote_cache: Optional[bool] = ...,
+                           remote_timeout: Optional[float] = ...) -> CacheSettings: ...
+def export_cache_bundle(path: PathLike, targets: Sequence[str] = ..., *,
+                        cache_dir: Optional[PathLike] = ...,
+                        system_cache_dir: Optional[PathLike] = ...) -> CacheBundleSummary: ...
+def import_cache_bundle(path: PathLike, *,
+                        cache_dir: Optional[PathLike] = ...) -> CacheBundleSummary: ...
+def warmup_shard(plan: Sequence[CompileKey], shard: int, count: int) -> List[CompileKey]: ...
 
 
 class WarmupKeyResult:
@@ -234,7 +286,11 @@ class Kernel:
 class Runtime:
     def __init__(self, *, cache_dir: Optional[PathLike] = ..., jit_monitor: Optional[str] = ...,
                  jit_record_path: Optional[PathLike] = ...,
-                 log: Optional[Callable[[str, str], None]] = ...) -> None: ...
+                 log: Optional[Callable[[str, str], None]] = ...,
+                 no_cache_dir: Optional[bool] = ..., system_cache_dir: Optional[PathLike] = ...,
+                 cache_max_bytes: Optional[int] = ..., remote_cache: Optional[str] = ...,
+                 no_remote_cache: Optional[bool] = ...,
+                 remote_timeout: Optional[float] = ...) -> None: ...
     def load_plugins(self, search_path: Union[str, Sequence[PathLike], None] = ...,
                      strict: bool = ...) -> LoadReport: ...
     def load_plugin(self, path: PathLike, strict: bool = ...) -> PluginLoadRecord: ...
@@ -249,6 +305,8 @@ class Runtime:
     def default_platform(self) -> str: ...
     def target_for(self, platform: str, device: int = ...) -> str: ...
     def cache_stats(self) -> CacheStats: ...
+    @property
+    def cache_settings(self) -> CacheSettings: ...
     def is_cached(self, key: CompileKey) -> bool: ...
     def warmup_plan(self, requests: Union[WarmupRequest, Sequence[WarmupRequest], None] = ..., *,
                     manifest: Optional[PathLike] = ..., toml: Optional[str] = ...,

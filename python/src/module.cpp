@@ -2,6 +2,7 @@
 // pure-Python parts (python/jitwarm/*.py) build the public API on it.
 #include <pybind11/pybind11.h>
 
+#include "py_cache.hpp"
 #include "py_errors.hpp"
 #include "py_kernel.hpp"
 #include "py_overrides.hpp"
@@ -18,6 +19,7 @@ PYBIND11_MODULE(_jitwarm, m) {
   jp::bind_runtime(
       m);  // before the kernel type: Kernel.schema returns a KernelSchema
   jp::bind_kernel(m);
+  jp::bind_cache(m);
   jp::bind_warmup(m);
   jp::bind_overrides(m);
 }

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "py_cache.hpp"
 #include "py_callable.hpp"
 #include "py_errors.hpp"
 #include "py_kernel.hpp"
@@ -529,12 +530,18 @@ void bind_runtime(py::module_& m) {
       .def_readonly("disk_rejects", &CacheStats::disk_rejects)
       .def_readonly("compile_seconds", &CacheStats::compile_seconds)
       .def_readonly("entries", &CacheStats::entries)
+      .def_readonly("remote_hits", &CacheStats::remote_hits)
+      .def_readonly("remote_misses", &CacheStats::remote_misses)
+      .def_readonly("remote_rejects", &CacheStats::remote_rejects)
+      .def_readonly("remote_errors", &CacheStats::remote_errors)
+      .def_readonly("remote_writes", &CacheStats::remote_writes)
       .def("__repr__", [](const CacheStats& s) {
         return fmt::format(
             "<CacheStats hits={} misses={} compiles={} entries={} disk_hits={} "
-            "disk_writes={} disk_rejects={}>",
+            "disk_writes={} disk_rejects={} remote_hits={} remote_misses={} "
+            "remote_errors={}>",
             s.hits, s.misses, s.compiles, s.entries, s.disk_hits, s.disk_writes,
-            s.disk_rejects);
+            s.disk_rejects, s.remote_hits, s.remote_misses, s.remote_errors);
       });
   py::class_<WarmupKeyResult>(m, "WarmupKeyResult")
       .def_readonly("key_text", &WarmupKeyResult::key_text)
@@ -565,9 +572,15 @@ void bind_runtime(py::module_& m) {
   // --- the runtime
   py::class_<Runtime>(m, "Runtime")
       .def(py::init([](py::object cache_dir, py::object jit_monitor,
-                       py::object jit_record_path, py::object log) {
+                       py::object jit_record_path, py::object log,
+                       py::object no_cache_dir, py::object system_cache_dir,
+                       py::object cache_max_bytes, py::object remote_cache,
+                       py::object no_remote_cache, py::object remote_timeout) {
              RuntimeOptions o;
-             if (!cache_dir.is_none()) o.cache_dir = path_from(cache_dir);
+             CacheArguments{cache_dir,       no_cache_dir, system_cache_dir,
+                            cache_max_bytes, remote_cache, no_remote_cache,
+                            remote_timeout}
+                 .apply(o);
              if (!jit_monitor.is_none())
                o.jit_monitor = monitor_from(jit_monitor.cast<std::string>());
              if (!jit_record_path.is_none())
@@ -593,7 +606,13 @@ void bind_runtime(py::module_& m) {
            }),
            py::kw_only(), py::arg("cache_dir") = py::none(),
            py::arg("jit_monitor") = py::none(),
-           py::arg("jit_record_path") = py::none(), py::arg("log") = py::none())
+           py::arg("jit_record_path") = py::none(), py::arg("log") = py::none(),
+           py::arg("no_cache_dir") = py::none(),
+           py::arg("system_cache_dir") = py::none(),
+           py::arg("cache_max_bytes") = py::none(),
+           py::arg("remote_cache") = py::none(),
+           py::arg("no_remote_cache") = py::none(),
+           py::arg("remote_timeout") = py::none())
       .def(
           "load_plugins",
           [](Runtime& rt, py::object search_path, bool strict) {
@@ -660,6 +679,8 @@ void bind_runtime(py::module_& m) {
           },
           py::arg("platform"), py::arg("device") = 0)
       .def("cache_stats", &Runtime::cache_stats)
+      .def_property_readonly("cache_settings", &Runtime::cache_settings,
+                             py::return_value_policy::copy)
       .def("is_cached", &Runtime::is_cached, py::arg("key"))
       .def(
           "_warmup",

@@ -751,3 +751,191 @@ done:
   if (have_dir) nftw(cache_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
   return RESULT();
 }
+
+/* --- Caches for fleets (the issue 16 section) ---------------------------- */
+
+const char* scenario_cache_settings(void) {
+  jw_cache_settings* s = NULL;
+  jw_runtime* rt = NULL;
+  char cache_dir[] = "/tmp/jitwarm-capi-settings-XXXXXX";
+  const int have_dir = mkdtemp(cache_dir) != NULL;
+  PASSED();
+  EXPECT(have_dir);
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cache_dir = cache_dir;
+  o.remote_cache = "redis://:hunter2@127.0.0.1:7000/1";
+  o.remote_timeout_ms = 250;
+  EXPECT(jw_cache_settings_resolve(&o, &s) == JW_OK);
+  EXPECT(s->struct_size == sizeof *s);
+  EXPECT(strcmp(s->directory, cache_dir) == 0);
+  EXPECT(strcmp(s->directory_source, "--cache-dir") == 0);
+  EXPECT(!s->default_directory && s->persistent);
+  EXPECT(strcmp(s->remote, "redis://:***@127.0.0.1:7000/1") == 0);
+  EXPECT(s->remote_timeout_ms == 250 && s->problem[0] == '\0');
+  jw_cache_settings_free(s);
+  s = NULL;
+
+  o.no_cache_dir = 1;
+  o.remote_cache = NULL;
+  EXPECT(jw_cache_settings_resolve(&o, &s) == JW_OK);
+  EXPECT(s->directory[0] == '\0' && !s->persistent);
+  EXPECT(contains(s->directory_source, "disabled"));
+  jw_cache_settings_free(s);
+  s = NULL;
+
+  o.no_cache_dir = 0;
+  o.remote_cache = "http://not-redis";
+  EXPECT(jw_cache_settings_resolve(&o, &s) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "is not a Redis URL") && s == NULL);
+  EXPECT(jw_runtime_create_with_options(&o, &rt) == JW_ERROR_INVALID_ARGUMENT);
+
+  /* A caller built before the cache fields: its options still work. */
+  o.remote_cache = NULL;
+  o.struct_size = (uint32_t)offsetof(jw_runtime_options, no_cache_dir);
+  rt = loaded_runtime(&o);
+  EXPECT(rt != NULL);
+  EXPECT(jw_runtime_cache_settings(rt, &s) == JW_OK);
+  EXPECT(strcmp(s->directory, cache_dir) == 0 && s->persistent);
+  EXPECT(jw_runtime_cache_settings(rt, NULL) == JW_ERROR_INVALID_ARGUMENT);
+done:
+  jw_cache_settings_free(s);
+  jw_runtime_destroy(rt);
+  if (have_dir) nftw(cache_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+  return RESULT();
+}
+
+const char* scenario_bundles(void) {
+  jw_runtime *rt = NULL, *fresh = NULL;
+  jw_warmup_manifest* m = NULL;
+  jw_cache_bundle_summary* summary = NULL;
+  char work[] = "/tmp/jitwarm-capi-bundle-XXXXXX";
+  const int have_dir = mkdtemp(work) != NULL;
+  char from[256], into[256], bundle[256], cut[256], nowhere[256];
+  PASSED();
+  EXPECT(have_dir);
+  snprintf(from, sizeof from, "%s/from", work);
+  snprintf(into, sizeof into, "%s/into", work);
+  snprintf(bundle, sizeof bundle, "%s/b.jwb", work);
+  snprintf(cut, sizeof cut, "%s/cut.jwb", work);
+  snprintf(nowhere, sizeof nowhere, "%s/nowhere", work);
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cache_dir = from;
+  rt = loaded_runtime(&o);
+  EXPECT(rt != NULL);
+  m = parse(kSiluManifest);
+  EXPECT(m != NULL);
+  jw_warmup_options w;
+  memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  w.target = "cpu:x86_64";
+  EXPECT(jw_runtime_warmup(rt, m, &w, NULL) == JW_OK);
+  w.target = "cpu:aarch64";
+  EXPECT(jw_runtime_warmup(rt, m, &w, NULL) == JW_OK);
+
+  const char* targets[] = {"cpu:aarch64"};
+  EXPECT(jw_cache_export_bundle(bundle, targets, 1, &o, &summary) == JW_OK);
+  EXPECT(summary->entries == 4 && summary->num_targets == 1);
+  EXPECT(strcmp(summary->targets[0]->target, "cpu:aarch64") == 0);
+  EXPECT(summary->targets[0]->entries == 4 && summary->num_entries == 4);
+  EXPECT(contains(summary->manifest[0]->key, "silu_and_mul[cpu:aarch64]"));
+  EXPECT(summary->file_bytes > 0 && summary->entry_bytes > 0);
+  jw_cache_bundle_summary_free(summary);
+  summary = NULL;
+
+  o.cache_dir = into;
+  EXPECT(jw_cache_import_bundle(bundle, &o, &summary) == JW_OK);
+  EXPECT(summary->written == 4 && summary->present == 0);
+  jw_cache_bundle_summary_free(summary);
+  summary = NULL;
+  EXPECT(jw_cache_import_bundle(bundle, &o, NULL) == JW_OK);
+
+  /* The imported cache serves a new runtime: nothing compiles. */
+  fresh = loaded_runtime(&o);
+  EXPECT(fresh != NULL);
+  EXPECT(jw_runtime_warmup(fresh, m, &w, NULL) == JW_OK);
+  jw_runtime_counters c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  EXPECT(jw_runtime_get_counters(fresh, &c) == JW_OK);
+  EXPECT(c.disk_hits == 4 && c.compiles == 0);
+
+  /* A truncated bundle imports nothing. */
+  FILE* in = fopen(bundle, "rb");
+  EXPECT(in != NULL);
+  char bytes[1 << 16];
+  const size_t n = fread(bytes, 1, sizeof bytes, in);
+  fclose(in);
+  FILE* out = fopen(cut, "wb");
+  EXPECT(out != NULL);
+  fwrite(bytes, 1, n - 3, out);
+  fclose(out);
+  o.cache_dir = nowhere;
+  EXPECT(jw_cache_import_bundle(cut, &o, &summary) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "nothing was imported") && summary == NULL);
+  EXPECT(access(nowhere, F_OK) != 0);
+  EXPECT(jw_cache_export_bundle(bundle, NULL, 0, &o, NULL) ==
+         JW_ERROR_NOT_FOUND);
+  EXPECT(jw_cache_export_bundle(NULL, NULL, 0, &o, NULL) ==
+         JW_ERROR_INVALID_ARGUMENT);
+done:
+  jw_cache_bundle_summary_free(summary);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  jw_runtime_destroy(fresh);
+  if (have_dir) nftw(work, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+  return RESULT();
+}
+
+const char* scenario_shards_and_remote_counters(void) {
+  jw_runtime* rt = NULL;
+  jw_warmup_manifest* m = NULL;
+  jw_compile_key_list *plan = NULL, *part = NULL;
+  PASSED();
+  /* A remote tier with nothing behind it: every key still compiles, and
+   * the counters say the remote failed. */
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.remote_cache = "redis://127.0.0.1:1/0";
+  o.log = NULL;
+  rt = loaded_runtime(&o);
+  EXPECT(rt != NULL);
+  m = parse(kSiluManifest);
+  EXPECT(m != NULL);
+  jw_warmup_options w;
+  memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  w.platform = "cpu";
+  EXPECT(jw_runtime_warmup_plan(rt, m, &w, &plan) == JW_OK);
+  EXPECT(plan->count == 4);
+  uint32_t total = 0;
+  for (uint32_t shard = 1; shard <= 3; ++shard) {
+    EXPECT(jw_warmup_shard((const jw_compile_key* const*)plan->keys,
+                           plan->count, shard, 3, &part) == JW_OK);
+    total += part->count;
+    EXPECT(jw_runtime_warmup_keys(rt, (const jw_compile_key* const*)part->keys,
+                                  part->count, &w, NULL) == JW_OK);
+    jw_compile_key_list_free(part);
+    part = NULL;
+  }
+  EXPECT(total == 4);
+  EXPECT(jw_warmup_shard((const jw_compile_key* const*)plan->keys, plan->count,
+                         4, 3, &part) == JW_ERROR_INVALID_ARGUMENT);
+  jw_runtime_counters c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  EXPECT(jw_runtime_get_counters(rt, &c) == JW_OK);
+  EXPECT(c.cache_entries == 4 && c.remote_hits == 0);
+  EXPECT(c.remote_errors == 8 && c.remote_writes == 0);
+done:
+  jw_compile_key_list_free(part);
+  jw_compile_key_list_free(plan);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}

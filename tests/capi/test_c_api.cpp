@@ -14,6 +14,9 @@ const char* scenario_warmup_failures(void);
 const char* scenario_cuda_compile_only_warmup(void);
 const char* scenario_parallel_batched_warmup(void);
 const char* scenario_counters(void);
+const char* scenario_cache_settings(void);
+const char* scenario_bundles(void);
+const char* scenario_shards_and_remote_counters(void);
 }
 
 namespace {
@@ -80,4 +83,25 @@ TEST_CASE(
     "given an older caller's shorter counters struct, then the core fills "
     "only what it knows and says how much") {
   check_scenario(scenario_counters());
+}
+
+TEST_CASE(
+    "given cache options from C, then the settings are resolved as for a "
+    "runtime, a bad URL is refused, and an older options struct still "
+    "works") {
+  check_scenario(scenario_cache_settings());
+}
+
+TEST_CASE(
+    "given a warm cache, when a target is exported and imported from C, then "
+    "a new runtime compiles nothing, and a truncated bundle imports "
+    "nothing") {
+  check_scenario(scenario_bundles());
+}
+
+TEST_CASE(
+    "given shards of a plan and an unreachable remote tier from C, then the "
+    "shards cover the plan, every key compiles, and the remote counters say "
+    "what failed") {
+  check_scenario(scenario_shards_and_remote_counters());
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The `jitwarm` command end to end: outputs, JSON, exit codes, warmup into a
-persistent cache and the cache commands.
+persistent cache, the cache commands, and warming a fleet through a shared
+Redis (group "fleet", skipped without redis-server).
 
 Usage: test_cli.py GROUP JITWARM FAKE_PLUGIN_DIR REFERENCE_PLUGIN_DIR MANIFEST [GPU_PLUGIN_DIR...]
 GROUP is one of the groups below (meson runs each as its own test, so they run
@@ -11,9 +12,12 @@ import json
 import re
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 GROUP, JITWARM, FAKES, REFERENCE, MANIFEST = sys.argv[1:6]
 GPU_DIRS = [d for d in sys.argv[6:] if d]
@@ -25,12 +29,21 @@ VERBS = ("plugins", "kernels", "explain", "warmup", "cache", "conformance")
 # One quick conformance case of the reference against itself.
 ONE_CASE = ["--platform", "cpu", "--kernel", "silu_and_mul", "--case", "fp32/T=7,H=64"]
 failures = []
+# The per-user default cache of every command here: a directory of this run,
+# never the user's own.
+HOME_CACHE = tempfile.mkdtemp(prefix="jitwarm-cli-xdg-")
+CACHE_VARIABLES = ("JITWARM_CACHE_DIR", "JITWARM_NO_CACHE_DIR", "JITWARM_SYSTEM_CACHE_DIR",
+                   "JITWARM_CACHE_MAX_BYTES", "JITWARM_REMOTE_CACHE",
+                   "JITWARM_REMOTE_CACHE_TIMEOUT_MS")
 
 
 def run(*args, env_path=REFERENCE, env=None):
-    environment = dict(os.environ, JITWARM_LOG_LEVEL="error")
-    environment.pop("JITWARM_CACHE_DIR", None)
+    environment = dict(os.environ, JITWARM_LOG_LEVEL="error", XDG_CACHE_HOME=HOME_CACHE)
+    for variable in CACHE_VARIABLES:
+        environment.pop(variable, None)
     environment.update(env or {})
+    for variable in [v for v, value in environment.items() if value is None]:
+        del environment[variable]
     args = list(args)
     if args and args[0] in VERBS and args[0] != "cache":
         # An explicit path, so plugins installed on this machine do not count.
@@ -286,8 +299,9 @@ def group_warmup():
               code == 0 and json.loads(out)["entries"] == 0, out)
 
         # Exit code 2.
-        code, _, err = run("cache", "stats")
-        check("cache without a directory is a usage error (2)", code == 2, err)
+        code, _, err = run("cache", "stats", env={"JITWARM_NO_CACHE_DIR": "1"})
+        check("cache with no directory at all is a usage error (2)",
+              code == 2 and "no cache directory (disabled (JITWARM_NO_CACHE_DIR))" in err, err)
         code, _, err = run("cache", "prune", "--cache-dir", cache)
         check("cache prune without a budget is a usage error (2)",
               code == 2 and "--max-bytes" in err, err)
@@ -383,13 +397,274 @@ def group_conformance():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def two_targets(*extra):
+    return ["warmup", "--manifest", MANIFEST, "--target", "cpu:x86_64", "--target",
+            "cpu:aarch64", "--quiet", *extra]
+
+
+def group_cache():
+    """The per-user default cache, several targets in one warmup, shards, and
+    cache stats/list/clear/export/import with their errors."""
+    work = tempfile.mkdtemp(prefix="jitwarm-cli-")
+    default = os.path.join(HOME_CACHE, "jitwarm")
+    try:
+        code, _, err = run("cache", "stats")
+        check("cache stats before anything was cached: the per-user cache does not exist (3)",
+              code == 3 and f"no cache directory {default} (it does not exist)" in err
+              and "per-user default" in err and not os.path.exists(default), err)
+        code, _, err = run("cache", "list", "--cache-dir", os.path.join(work, "nope"))
+        check("cache list of a missing directory is an error (3) and makes nothing",
+              code == 3 and "does not exist" in err
+              and not os.path.exists(os.path.join(work, "nope")), err)
+
+        # Several targets in one warmup, into the per-user default.
+        code, out, err = run(*two_targets("--json"))
+        result = parse_json(out) or {}
+        targets = {t["target"]: t for t in result.get("targets", [])}
+        check("warmup of two targets: one plan, one summary per target, saved in the "
+              "per-user cache", code == 0 and result.get("keys") == 338
+              and set(targets) == {"cpu:x86_64", "cpu:aarch64"}
+              and all(t["keys"] == 169 and t["compiled"] == 169 for t in targets.values())
+              and result.get("saved_to") == [default], out[:400] + err)
+        code, out, err = run(*two_targets())
+        check("warmup of two targets (text): a line per target, then the total",
+              code == 0 and "cpu:x86_64: 169 keys: 0 compiled, 169 already cached" in out
+              and "cpu:aarch64: 169 keys: 0 compiled, 169 already cached" in out
+              and "338 keys: 0 compiled, 338 already cached" in out, out + err)
+        code, out, err = run("cache", "stats", "--json")
+        stats = parse_json(out) or {}
+        check("cache stats reads the per-user cache by default",
+              code == 0 and stats.get("entries") == 338 and stats.get("cache_dir") == default
+              and "per-user default" in stats.get("source", ""), out + err)
+        code, out, err = run("cache", "stats", "--json",
+                             env={"JITWARM_CACHE_DIR": work, "JITWARM_SYSTEM_CACHE_DIR": default})
+        stats = parse_json(out) or {}
+        check("cache stats follows JITWARM_CACHE_DIR and counts JITWARM_SYSTEM_CACHE_DIR",
+              code == 0 and stats.get("cache_dir") == work and stats.get("entries") == 0
+              and stats.get("system_entries") == 338,
+              out + err)
+
+        # list and clear, per target.
+        code, out, err = run("cache", "list", "--json")
+        listing = parse_json(out) or {}
+        check("cache list --json: every entry and a breakdown per target",
+              code == 0 and len(listing.get("list", [])) == 338
+              and {t["target"]: t["entries"] for t in listing.get("targets", [])}
+              == {"cpu:x86_64": 169, "cpu:aarch64": 169}
+              and set(listing["list"][0]) >= {"key", "target", "bytes", "kernel"}, out[:300] + err)
+        code, out, err = run("cache", "list", "--target", "cpu:aarch64")
+        check("cache list --target: that target's entries and its total",
+              code == 0 and "cpu:aarch64: 169 entries" in out and "cpu:x86_64" not in out
+              and out.splitlines()[-1].startswith("169 entries"), out[-300:] + err)
+
+        # Bundles.
+        bundle = os.path.join(work, "aarch64.jwb")
+        code, out, err = run("cache", "export", "--target", "cpu:aarch64", "-o", bundle, "--json")
+        exported = parse_json(out) or {}
+        check("cache export --target -o: one file with that target's entries and a manifest",
+              code == 0 and exported.get("entries") == 169 and os.path.isfile(bundle)
+              and exported.get("targets") == [{"target": "cpu:aarch64", "entries": 169}]
+              and len(exported.get("manifest", [])) == 169, out[:300] + err)
+        fresh = os.path.join(work, "fresh")
+        code, out, err = run("cache", "import", bundle, "--cache-dir", fresh, "--json")
+        imported = parse_json(out) or {}
+        check("cache import: every entry written into the (new) directory",
+              code == 0 and imported.get("written") == 169 and imported.get("present") == 0,
+              out[:300] + err)
+        code, out, err = run("cache", "import", bundle, "--cache-dir", fresh)
+        check("cache import again: everything already there",
+              code == 0 and "169 written" not in out and "169 already there" in out, out + err)
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--target", "cpu:aarch64",
+                             "--cache-dir", fresh, "--quiet")
+        check("a warmup from an imported bundle compiles nothing",
+              code == 0 and "0 compiled, 169 already cached" in out, out + err)
+        with open(bundle, "rb") as f:
+            data = f.read()
+        truncated = os.path.join(work, "truncated.jwb")
+        with open(truncated, "wb") as f:
+            f.write(data[:len(data) // 2])
+        empty = os.path.join(work, "empty-import")
+        code, out, err = run("cache", "import", truncated, "--cache-dir", empty)
+        # (Where it stopped depends on zstd's blocks: tests/unit names entries.)
+        check("a truncated bundle imports nothing and says where it stopped (3)",
+              code == 3 and "is truncated: " in err and "is incomplete" in err
+              and "nothing was imported" in err
+              and not os.path.exists(empty) and out == "", err)
+        code, _, err = run("cache", "import", os.path.join(work, "missing.jwb"))
+        check("a missing bundle is bad input (3)", code == 3 and "missing.jwb" in err, err)
+        code, _, err = run("cache", "export", "--target", "hip:gfx942", "-o",
+                           os.path.join(work, "x.jwb"))
+        check("export of a target the cache lacks says what it holds (3)",
+              code == 3 and "no entry for hip:gfx942" in err and "cpu:aarch64 (169)" in err, err)
+        for args, message in ((["export", "--target", "cpu:aarch64"], "--output"),
+                              (["import"], "missing BUNDLE"),
+                              (["stats", "file.jwb"], "unexpected argument 'file.jwb'"),
+                              (["stats", "--target", "cpu:aarch64"], "--target is for")):
+            code, _, err = run("cache", *args)
+            check(f"cache {' '.join(args)} is a usage error (2)", code == 2 and message in err, err)
+
+        code, out, err = run("cache", "clear", "--target", "cpu:x86_64", "--json")
+        cleared = parse_json(out) or {}
+        check("cache clear --target removes that target's entries only",
+              code == 0 and cleared.get("removed") == 169 and cleared.get("entries") == 169
+              and cleared.get("targets") == [{"target": "cpu:x86_64", "removed": 169}], out + err)
+        code, out, err = run("cache", "clear")
+        check("cache clear removes the rest", code == 0 and "removed 169 entries" in out
+              and "0 remain" in out, out + err)
+
+        # Shards: disjoint, together the plan.
+        code, out, _ = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--dry-run",
+                           "--json")
+        plan = {k["hash"] for k in (parse_json(out) or {}).get("plan", [])}
+        seen = []
+        for i in range(1, 4):
+            code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                                 "--shard", f"{i}/3", "--dry-run", "--json")
+            seen += [k["hash"] for k in (parse_json(out) or {}).get("plan", [])]
+        check("--shard 1/3, 2/3, 3/3: disjoint, and together the plan",
+              len(plan) == 169 and len(seen) == 169 and set(seen) == plan, f"{len(seen)} keys")
+        for value in ("0/3", "4/3", "3", "a/b", "1/0"):
+            code, _, err = run("warmup", "--manifest", MANIFEST, "--shard", value)
+            check(f"--shard {value} is a usage error (2)",
+                  code == 2 and "takes I/N" in err, err)
+
+        # Warmup that cannot persist says so.
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                             "--no-cache-dir", "--quiet")
+        check("warmup --no-cache-dir says nothing was saved (and exits 0: it was asked)",
+              code == 0 and "nothing was saved" in err and "--no-cache-dir" in err, err)
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                             env={"HOME": None, "XDG_CACHE_HOME": None})
+        check("warmup with no home for the default cache warns that nothing was saved (4)",
+              code == 4 and "warning: nothing was saved" in err, err)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class RedisServer:
+    """A redis-server of this test's own on a free loopback port, no
+    persistence; stopped on exit, also on failure."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="jitwarm-cli-redis-")
+        for _ in range(5):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.port = s.getsockname()[1]
+            self.process = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", self.dir, "--daemonize", "no"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=1) as c:
+                        c.sendall(b"PING\r\n")
+                        if c.recv(16).startswith(b"+PONG"):
+                            return
+                except OSError:
+                    time.sleep(0.01)
+            self.stop()
+        raise RuntimeError("redis-server did not start")
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def keys(self):
+        p = subprocess.run(["redis-cli", "-p", str(self.port), "--raw", "DBSIZE"],
+                           capture_output=True, text=True, timeout=30)
+        return int(p.stdout.strip() or -1)
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def group_fleet():
+    """Eight processes as eight machines, each with its own disk cache, warm
+    one plan through --shard i/8 into one Redis: every key compiled exactly
+    once; then a fresh machine starts warm from Redis alone."""
+    if shutil.which("redis-server") is None:
+        print("skip: redis-server is not installed (Debian package redis-server)")
+        sys.exit(77)
+    work = tempfile.mkdtemp(prefix="jitwarm-cli-")
+    server = RedisServer()
+    try:
+        code, out, _ = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--dry-run",
+                           "--json")
+        plan = {k["hash"] for k in (parse_json(out) or {}).get("plan", [])}
+        environment = dict(os.environ, JITWARM_LOG_LEVEL="error", XDG_CACHE_HOME=HOME_CACHE)
+        for variable in CACHE_VARIABLES:
+            environment.pop(variable, None)
+        machines = [subprocess.Popen(
+            [JITWARM, "warmup", "--plugin-path", REFERENCE, "--manifest", MANIFEST,
+             "--platform", "cpu", "--shard", f"{i}/8", "--remote-cache", server.url,
+             "--cache-dir", os.path.join(work, f"machine{i}"), "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+            for i in range(1, 9)]
+        outputs = [m.communicate(timeout=300) + (m.returncode,) for m in machines]
+        compiled, codes = [], [rc for _, _, rc in outputs]
+        for out, err, _ in outputs:
+            result = parse_json(out) or {}
+            compiled += [k["hash"] for k in result.get("results", [])
+                         if k["status"] == "compiled"]
+        check("8 shards into one Redis: every key of the plan compiled exactly once",
+              codes == [0] * 8 and len(plan) == 169 and len(compiled) == 169
+              and set(compiled) == plan, f"codes {codes}, {len(compiled)} compiled, "
+              f"{len(set(compiled))} distinct; {outputs[0][1][:300]}")
+        check("the shared tier holds every key", server.keys() == 169, server.keys())
+
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                             "--remote-cache", server.url, "--cache-dir",
+                             os.path.join(work, "fresh"), "--json")
+        result = parse_json(out) or {}
+        check("a fresh machine with an empty disk cache compiles nothing: Redis has it all",
+              code == 0 and result.get("compiled") == 0 and result.get("cached") == 169, out[:300])
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                             "--cache-dir", os.path.join(work, "env"),
+                             env={"JITWARM_REMOTE_CACHE": server.url})
+        check("JITWARM_REMOTE_CACHE is the same as --remote-cache",
+              code == 0 and "0 compiled, 169 already cached" in out, out + err)
+
+        server.kill()
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                             "--remote-cache", server.url, "--cache-dir",
+                             os.path.join(work, "after"), env={"JITWARM_LOG_LEVEL": "warning"})
+        check("with the server gone, warmup compiles locally with one warning (exit 0)",
+              code == 0 and "169 compiled" in out and err.count("is unavailable") == 1, out + err)
+        code, _, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                           "--remote-cache", "redis://127.0.0.1:99999/0")
+        check("a bad --remote-cache URL is bad input (3) that names it",
+              code == 3 and "--remote-cache 'redis://127.0.0.1:99999/0' is not a Redis URL"
+              in err, err)
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 GROUPS = {
     "usage": group_usage,
     "inspect": group_inspect,
     "warmup": group_warmup,
     "targets": group_targets,
     "conformance": group_conformance,
+    "cache": group_cache,
+    "fleet": group_fleet,
 }
-GROUPS[GROUP]()
+try:
+    GROUPS[GROUP]()
+finally:
+    shutil.rmtree(HOME_CACHE, ignore_errors=True)
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)

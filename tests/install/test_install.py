@@ -91,7 +91,7 @@ class Install:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             filter(None, [str(libdir), env.get("LD_LIBRARY_PATH")]))
         env["JITWARM_PLUGIN_PATH"] = str(libdir / "jitwarm" / "plugins")
-        env["JITWARM_CACHE_DIR"] = ""
+        env["JITWARM_NO_CACHE_DIR"] = "1"
         env["JITWARM_LOG_LEVEL"] = "error"
         env["PKG_CONFIG_PATH"] = str(libdir / "pkgconfig")
         env.pop("PKG_CONFIG_LIBDIR", None)

@@ -21,6 +21,7 @@ failures = []
 def run(*args, plugin_path):
     env = dict(os.environ, JITWARM_LOG_LEVEL="error", JITWARM_PLUGIN_PATH=plugin_path)
     env.pop("JITWARM_CACHE_DIR", None)
+    env["JITWARM_NO_CACHE_DIR"] = "1"  # no per-user cache either
     p = subprocess.run([JITWARM, *args], capture_output=True, text=True, env=env, timeout=600)
     return p.returncode, p.stdout, p.stderr
 

@@ -634,3 +634,108 @@ TEST_CASE(
   CHECK_FALSE(results[1].compiled);
   CHECK(cache.stats().compiles == 2);
 }
+
+namespace {
+
+// A remote tier whose answer a test picks.
+struct ScriptedRemote : RemoteTier {
+  std::map<std::string, Artifact> values;
+  Outcome failure = Outcome::miss;  // for keys it does not hold
+  bool writable = true;
+  int loads = 0, stores = 0;
+  Lookup load(const CompileKey& key, std::string_view fp) override {
+    ++loads;
+    auto it = values.find(key.encoding() + std::string(fp));
+    if (it != values.end()) return {it->second, Outcome::hit};
+    return {std::nullopt, failure};
+  }
+  bool store(const CompileKey& key, std::string_view fp,
+             const Artifact& a) override {
+    ++stores;
+    if (writable) values[key.encoding() + std::string(fp)] = a;
+    return writable;
+  }
+};
+
+CompileCache::Compiler fingerprinted(std::atomic<int>& calls) {
+  CompileCache::Compiler c = counting(calls, "compiled");
+  c.fingerprint = [] { return std::optional<std::string>("fp"); };
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a remote tier under the store, then a local hit never asks it, a "
+    "remote hit lands in the store, and only compiles are written back") {
+  auto local = std::make_shared<MemoryStore>();
+  auto remote = std::make_shared<ScriptedRemote>();
+  std::atomic<int> calls{0};
+  {
+    CompileCache cache;
+    cache.set_store(local);
+    cache.set_remote(remote);
+    CHECK(
+        cache.get_or_compile(key_named("t:a"), fingerprinted(calls)).compiled);
+    const CacheStats s = cache.stats();
+    CHECK(s.remote_misses == 1);
+    CHECK(s.remote_writes == 1);
+    CHECK(s.disk_writes == 1);
+    CHECK(remote->loads == 1);  // not asked again after the claim
+  }
+  {
+    // Another machine: nothing local, the remote has it.
+    auto empty = std::make_shared<MemoryStore>();
+    CompileCache cache;
+    cache.set_store(empty);
+    cache.set_remote(remote);
+    const auto got =
+        cache.get_or_compile(key_named("t:a"), fingerprinted(calls));
+    CHECK_FALSE(got.compiled);
+    CHECK(got.artifact->binary == "compiled");
+    const CacheStats s = cache.stats();
+    CHECK(s.remote_hits == 1);
+    CHECK(s.remote_writes == 0);
+    CHECK(s.disk_writes == 1);
+    CHECK(empty->entries.size() == 1);
+  }
+  {
+    // This machine again: the local store answers; the remote is not asked.
+    CompileCache cache;
+    cache.set_store(local);
+    cache.set_remote(remote);
+    const int before = remote->loads;
+    CHECK_FALSE(
+        cache.get_or_compile(key_named("t:a"), fingerprinted(calls)).compiled);
+    CHECK(remote->loads == before);
+    CHECK(cache.stats().disk_hits == 1);
+  }
+  CHECK(calls.load() == 1);
+}
+
+TEST_CASE(
+    "given a remote tier that fails or rejects, then the key compiles, and "
+    "each outcome has its counter") {
+  auto remote = std::make_shared<ScriptedRemote>();
+  std::atomic<int> calls{0};
+  CompileCache cache;
+  cache.set_remote(remote);  // no local store: the remote alone
+  remote->failure = RemoteTier::Outcome::unavailable;
+  remote->writable = false;
+  CHECK(
+      cache.get_or_compile(key_named("t:down"), fingerprinted(calls)).compiled);
+  remote->failure = RemoteTier::Outcome::rejected;
+  CHECK(
+      cache.get_or_compile(key_named("t:bad"), fingerprinted(calls)).compiled);
+  const CacheStats s = cache.stats();
+  CHECK(s.remote_errors == 3);  // one lookup, two write-backs
+  CHECK(s.remote_rejects == 1);
+  CHECK(s.remote_writes == 0);
+  CHECK(calls.load() == 2);
+  // Without a fingerprint nothing is persisted, so the remote is not asked.
+  CompileCache plain;
+  plain.set_remote(remote);
+  const int before = remote->loads;
+  CHECK(plain.get_or_compile(key_named("t:plain"), counting(calls)).compiled);
+  CHECK(remote->loads == before);
+}

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "disk_cache.hpp"
@@ -458,4 +459,99 @@ TEST_CASE(
   REQUIRE(WEXITSTATUS(status) == 0);
   cache.set_lock_wait(std::chrono::minutes(10));  // would hang a test run
   CHECK(cache.claim(key, "fp"));
+}
+
+TEST_CASE(
+    "given a directory that does not exist, then opening it as existing is "
+    "an error that makes nothing, and creating it makes it") {
+  TempDir dir;
+  try {
+    DiskCache look(dir.path / "absent", "", 0, nullptr,
+                   DiskCache::Opening::existing);
+    FAIL("opened");
+  } catch (const Error& e) {
+    CHECK(e.status() == JW_ERROR_NOT_FOUND);
+    CHECK(std::string(e.what()).find("does not exist") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir.path / "absent"));
+  fs::create_directories(dir.path);
+  std::ofstream(dir.path / "file") << "x";
+  CHECK_THROWS_WITH(DiskCache(dir.path / "file", "", 0, nullptr,
+                              DiskCache::Opening::existing),
+                    doctest::Contains("is not a directory"));
+  DiskCache made(dir.path / "made", "", 0, nullptr);
+  CHECK(fs::is_directory(dir.path / "made" / "v1"));
+  CHECK_FALSE(made.write_problem());
+}
+
+TEST_CASE(
+    "given entries of two targets, a corrupt one and a system layer, then "
+    "for_each_entry checks each, and clear removes a target's or all") {
+  TempDir dir, system;
+  DiskCache cache(dir.path, system.path, 0, nullptr);
+  const auto key = [](int n, const char* target) {
+    std::vector<ParamSpec> params(1);
+    params[0].name = "BLOCK";
+    params[0].kind = JW_PARAM_CONSTEXPR;
+    params[0].constexpr_value = scalar_int(n);
+    return CompileKey("ns.k", "impl", target, params);
+  };
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(cache.store(key(i, "cuda:sm_90"), "fp", artifact("a")));
+    REQUIRE(cache.store(key(i, "hip:gfx942"), "fp", artifact("b")));
+  }
+  const fs::path corrupt_path = cache.entry_path(key(9, "cuda:sm_90"), "fp");
+  fs::create_directories(corrupt_path.parent_path());
+  std::ofstream(corrupt_path, std::ios::binary) << "garbage";
+  {
+    DiskCache sys(system.path, "", 0, nullptr);
+    REQUIRE(sys.store(key(5, "cuda:sm_90"), "fp", artifact("s")));
+  }
+  std::map<std::string, int> seen;
+  int corrupt = 0, in_system = 0;
+  cache.for_each_entry(
+      [&](const FoundEntry& e) {
+        if (!e.identity) {
+          ++corrupt;
+          CHECK(e.why == "bad magic");
+          return;
+        }
+        ++seen[e.identity->key.target()];
+        in_system += e.system;
+        CHECK(e.content.size() == e.bytes);
+      },
+      /*with_system=*/true);
+  CHECK(seen ==
+        std::map<std::string, int>{{"cuda:sm_90", 4}, {"hip:gfx942", 3}});
+  CHECK(corrupt == 1);
+  CHECK(in_system == 1);
+  REQUIRE(cache.put_blob("plugin key", "value"));
+
+  const DiskCache::Cleared hip = cache.clear({"hip:gfx942"});
+  CHECK(hip.entries == 3);
+  CHECK(hip.by_target == std::map<std::string, std::size_t>{{"hip:gfx942", 3}});
+  CHECK(cache.stats().entries == 4);  // three sm_90 and the corrupt one
+  CHECK(cache.get_blob("plugin key"));
+  const DiskCache::Cleared all = cache.clear({});
+  CHECK(all.entries == 4);
+  CHECK(all.by_target.at("(corrupt)") == 1);
+  CHECK(cache.stats().entries == 0);
+  CHECK_FALSE(cache.get_blob("plugin key"));
+  // The system layer is read only: never cleared.
+  CHECK(DiskCache(system.path, "", 0, nullptr).stats().entries == 1);
+}
+
+TEST_CASE(
+    "given an entry checked elsewhere, then put_entry writes it under its "
+    "name once, and reports it present after") {
+  TempDir dir;
+  DiskCache cache(dir.path, "", 0, nullptr);
+  const CompileKey key = key_for(77);
+  const std::string bytes = serialize_entry(key, "fp", artifact("put"));
+  std::string why;
+  const auto identity = identify_entry(bytes, &why);
+  REQUIRE(identity);
+  CHECK(cache.put_entry(*identity, bytes) == DiskCache::Put::written);
+  CHECK(cache.put_entry(*identity, bytes) == DiskCache::Put::present);
+  CHECK(cache.load(key, "fp", nullptr)->binary == "put");
 }

@@ -115,6 +115,7 @@ struct Setup {
   static RuntimeOptions options_for(const std::string& cache_dir) {
     RuntimeOptions o;
     o.cache_dir = cache_dir;
+    o.no_cache_dir = cache_dir.empty();
     o.log = [](jw_log_level, const std::string&) {};
     return o;
   }

@@ -137,10 +137,11 @@ std::optional<std::string> run_reference(Runtime& runtime, const WorkItem& item,
 }  // namespace
 
 CaseRunner::CaseRunner(const Options& options) : options_(options) {
-  // Conformance compiles for real: a persistent cache from the environment
-  // would turn compiles into disk hits (and fill the user's cache).
-  ::unsetenv("JITWARM_CACHE_DIR");
+  // Conformance compiles for real: a persistent cache would turn compiles
+  // into disk hits (and fill the user's cache).
   RuntimeOptions runtime_options;
+  runtime_options.no_cache_dir = true;
+  runtime_options.no_remote_cache = true;
   runtime_options.log = [this](jw_log_level level, const std::string& message) {
     if (level >= JW_LOG_WARNING) log_.push_back(message);
   };

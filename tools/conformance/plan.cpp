@@ -138,6 +138,9 @@ Plan make_plan(const Options& options) {
   Plan plan;
   RuntimeOptions runtime_options;
   runtime_options.log = [](jw_log_level, const std::string&) {};
+  // Planning compiles nothing.
+  runtime_options.no_cache_dir = true;
+  runtime_options.no_remote_cache = true;
   Runtime runtime(std::move(runtime_options));
   std::vector<PluginLoadRecord> tested;
   try {

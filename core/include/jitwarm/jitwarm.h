@@ -702,13 +702,27 @@ typedef void (*jw_log_fn)(void* ctx, jw_log_level level, const char* message);
 typedef struct jw_runtime_options {
   uint32_t struct_size; /* sizeof(jw_runtime_options) */
   const void* next;
-  const char* cache_dir; /* NULL or "": JITWARM_CACHE_DIR, else none      */
+  /* NULL or "": JITWARM_CACHE_DIR, else the per-user default
+   * ($XDG_CACHE_HOME/jitwarm, else ~/.cache/jitwarm). */
+  const char* cache_dir;
   jw_jit_monitor_mode jit_monitor;
   /* Record mode: append each key compiled after seal to this manifest.
    * NULL or "": JITWARM_JIT_RECORD, else none. */
   const char* jit_record_path;
   jw_log_fn log; /* NULL: stderr, filtered by JITWARM_LOG_LEVEL           */
   void* log_ctx;
+  /* Appended (issue 16): the rest of the cache settings, resolved as
+   * jw_cache_settings_resolve says. Zero or NULL leaves each to the
+   * environment. */
+  int32_t no_cache_dir;         /* nonzero: no persistent directory at all */
+  const char* system_cache_dir; /* NULL or "": JITWARM_SYSTEM_CACHE_DIR     */
+  uint64_t cache_max_bytes;     /* 0: JITWARM_CACHE_MAX_BYTES, else none   */
+  /* The shared remote tier, "redis://[:password@]host[:port][/db]"; NULL or
+   * "": JITWARM_REMOTE_CACHE, else none. */
+  const char* remote_cache;
+  int32_t no_remote_cache;    /* nonzero: none, whatever the environment   */
+  uint32_t remote_timeout_ms; /* 0: JITWARM_REMOTE_CACHE_TIMEOUT_MS, else
+                                 1000: the bound on each remote wait      */
 } jw_runtime_options;
 
 /* options may be NULL (all defaults, as jw_runtime_create). *out_runtime is
@@ -941,6 +955,14 @@ typedef struct jw_runtime_counters {
   uint64_t disk_rejects; /* corrupt or mismatched entries: misses       */
   double compile_seconds;
   uint64_t cache_entries; /* artifacts in memory                        */
+  /* Appended (issue 16): the remote tier. A lookup after a local miss is a
+   * hit, a miss, a reject (a corrupt value: a miss) or an error; errors
+   * also count failed write-backs. */
+  uint64_t remote_hits;
+  uint64_t remote_misses;
+  uint64_t remote_rejects;
+  uint64_t remote_errors;
+  uint64_t remote_writes; /* entries written back after a compile       */
 } jw_runtime_counters;
 
 JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
@@ -948,6 +970,110 @@ JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
 
 /* ======================================================================== */
 /* End of the issue 15 section.                                             */
+/* ======================================================================== */
+
+/* ======================================================================== */
+/* Caches for fleets (issue 16): the cache settings a runtime uses, bundles */
+/* that ship a warmed cache as one file, and shards of a warmup plan.       */
+/* Ownership as in the issue 15 section; every struct here is allocated by  */
+/* the core and freed by the function named next to it.                    */
+/* ======================================================================== */
+
+/* Where compiled kernels are kept, as resolved from the options and the
+ * environment (docs/architecture.md, "Cache tiers"). Strings are owned by
+ * the struct; "" means none. */
+typedef struct jw_cache_settings {
+  uint32_t struct_size; /* sizeof(jw_cache_settings) */
+  const void* next;
+  const char* directory;
+  /* Where the directory came from: "--cache-dir" (the option),
+   * "JITWARM_CACHE_DIR", "the per-user default (...)", "disabled (...)",
+   * "none (...)". */
+  const char* directory_source;
+  int32_t default_directory; /* nonzero: the per-user default            */
+  const char* system_directory;
+  uint64_t max_bytes; /* 0: no budget                           */
+  const char* remote; /* the remote tier's URL, no password     */
+  const char* remote_source;
+  uint32_t remote_timeout_ms;
+  /* A runtime's only: why compiles are not kept in the directory (it
+   * cannot be created or written). */
+  const char* problem;
+  int32_t persistent; /* nonzero: compiled kernels outlive the process  */
+} jw_cache_settings;
+
+/* The settings a runtime with these options would use (options may be
+ * NULL); JW_ERROR_INVALID_ARGUMENT names a bad value (a size, a Redis URL,
+ * a timeout, a switch). Free with jw_cache_settings_free. */
+JITWARM_EXPORT jw_status jw_cache_settings_resolve(
+    const jw_runtime_options* options, jw_cache_settings** out_settings);
+/* The settings this runtime uses, `problem` included. */
+JITWARM_EXPORT jw_status jw_runtime_cache_settings(
+    jw_runtime* runtime, jw_cache_settings** out_settings);
+JITWARM_EXPORT void jw_cache_settings_free(jw_cache_settings* settings);
+
+typedef struct jw_cache_bundle_target {
+  uint32_t struct_size; /* sizeof(jw_cache_bundle_target) */
+  const void* next;
+  const char* target;
+  uint64_t entries;
+} jw_cache_bundle_target;
+
+typedef struct jw_cache_bundle_entry {
+  uint32_t struct_size; /* sizeof(jw_cache_bundle_entry) */
+  const void* next;
+  const char* key; /* the key's text */
+  const char* target;
+  uint64_t bytes; /* the entry, uncompressed */
+} jw_cache_bundle_entry;
+
+/* What an export or import did; strings and lists owned by the summary. */
+typedef struct jw_cache_bundle_summary {
+  uint32_t struct_size; /* sizeof(jw_cache_bundle_summary) */
+  const void* next;
+  const char* bundle;
+  const char* cache_dir;
+  uint64_t entries;
+  uint64_t written;         /* import: entries added                  */
+  uint64_t present;         /* import: identical entries already there */
+  uint64_t skipped_corrupt; /* export: corrupt cache entries left out  */
+  uint64_t entry_bytes;
+  uint64_t file_bytes;
+  const jw_cache_bundle_target* const* targets; /* by target          */
+  uint32_t num_targets;
+  const jw_cache_bundle_entry* const* manifest; /* in bundle order    */
+  uint64_t num_entries;
+} jw_cache_bundle_summary;
+JITWARM_EXPORT void jw_cache_bundle_summary_free(
+    jw_cache_bundle_summary* summary);
+
+/* Writes the cache directory's entries (and its system layer's) of these
+ * targets (every entry when num_targets is 0) into one compressed,
+ * checksummed bundle file. `cache` picks the directory as for a runtime
+ * (may be NULL). JW_ERROR_NOT_FOUND: the directory does not exist or holds
+ * no such entry; JW_ERROR_IO: the file cannot be written. out_summary may
+ * be NULL. */
+JITWARM_EXPORT jw_status jw_cache_export_bundle(
+    const char* bundle_path, const char* const* targets, uint32_t num_targets,
+    const jw_runtime_options* cache, jw_cache_bundle_summary** out_summary);
+/* Checks every entry of the bundle, then writes them all into the cache
+ * directory (made when missing). A corrupt or truncated bundle is
+ * JW_ERROR_INVALID_ARGUMENT naming the entry where reading stopped, and
+ * nothing is written. */
+JITWARM_EXPORT jw_status
+jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
+                       jw_cache_bundle_summary** out_summary);
+
+/* Shard `shard` of `count` (1 <= shard <= count) of a warmup plan, in plan
+ * order (jitwarm.hpp warmup_shard: machines that warm one plan between
+ * them). Free with jw_compile_key_list_free. */
+JITWARM_EXPORT jw_status jw_warmup_shard(const jw_compile_key* const* plan,
+                                         uint32_t num_keys, uint32_t shard,
+                                         uint32_t count,
+                                         jw_compile_key_list** out_keys);
+
+/* ======================================================================== */
+/* End of the issue 16 section.                                             */
 /* ======================================================================== */
 
 #ifdef __cplusplus

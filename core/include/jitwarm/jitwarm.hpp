@@ -361,6 +361,16 @@ struct CacheStats {
   uint64_t disk_rejects = 0;  // corrupt or mismatched entries treated as misses
   double compile_seconds = 0;
   std::size_t entries = 0;  // artifacts in memory
+  // The remote tier (RuntimeOptions::remote_cache): each lookup after a
+  // local miss is a hit, a miss, a reject (a corrupt or mismatched value,
+  // treated as a miss) or an error; errors also count write-backs that
+  // failed. An error is an operation the server did not answer in time, or
+  // refused, or that was skipped while it is down.
+  uint64_t remote_hits = 0;
+  uint64_t remote_misses = 0;
+  uint64_t remote_rejects = 0;
+  uint64_t remote_errors = 0;
+  uint64_t remote_writes = 0;  // entries written back after a compile
 };
 
 // ---------------------------------------------------------------------------
@@ -470,6 +480,16 @@ std::vector<CompileKey> enumerate_warmup_keys(const KernelSchema& schema,
                                               const WarmupRequest& request,
                                               std::string_view target,
                                               std::string_view impl_name);
+
+// Shard `shard` of `count` (1 <= shard <= count) of a warmup plan, in plan
+// order, for machines that warm one plan between them (`jitwarm warmup
+// --shard I/N`): the plan's keys sorted by hash are dealt out in turn, so
+// every machine with the same plan computes the same shards, whatever its
+// order; the shards are disjoint, together they are the plan, and their
+// sizes differ by at most one. Throws Error(JW_ERROR_INVALID_ARGUMENT) for
+// shard numbers outside that range.
+std::vector<CompileKey> warmup_shard(const std::vector<CompileKey>& plan,
+                                     unsigned shard, unsigned count);
 
 // Storage-free arguments that reproduce `key` through derive_key. Owns the
 // metadata its arguments point to.
@@ -594,7 +614,8 @@ class KernelHandle {
 };
 
 struct RuntimeOptions {
-  // Persistent cache directory; empty: JITWARM_CACHE_DIR if set, else none.
+  // Persistent cache directory; empty: JITWARM_CACHE_DIR, else the per-user
+  // default ($XDG_CACHE_HOME/jitwarm, else $HOME/.cache/jitwarm).
   std::string cache_dir;
   // Monitor mode; empty optional: JITWARM_JIT_MONITOR (off|warn|error), else
   // off.
@@ -604,7 +625,124 @@ struct RuntimeOptions {
   std::string jit_record_path;
   // Log sink; default: stderr for warnings and errors (JITWARM_LOG_LEVEL).
   std::function<void(jw_log_level, const std::string&)> log;
+
+  // More cache settings (appended, so brace-initialization of the fields
+  // above still works; the initializers keep it free of warnings).
+  // resolve_cache_settings() says what each one left empty becomes.
+  // No persistent cache directory at all (memory, and the remote tier if
+  // any), whatever cache_dir and the environment say.
+  bool no_cache_dir = false;
+  // The read-only system cache under the directory; empty:
+  // JITWARM_SYSTEM_CACHE_DIR.
+  std::string system_cache_dir = {};
+  // The directory's size budget in bytes; nullopt: JITWARM_CACHE_MAX_BYTES,
+  // else none.
+  std::optional<uint64_t> cache_max_bytes = {};
+  // The shared remote tier, "redis://[:password@]host[:port][/db]"; empty:
+  // JITWARM_REMOTE_CACHE, else none.
+  std::string remote_cache = {};
+  bool no_remote_cache = false;  // none, whatever the environment says
+  // Bound on each wait for the remote tier (connect, send, receive); 0:
+  // JITWARM_REMOTE_CACHE_TIMEOUT_MS, else 1000 ms.
+  std::chrono::milliseconds remote_timeout = {};
 };
+
+// ---------------------------------------------------------------------------
+// Cache settings, resolved in one place (docs/architecture.md, "Cache tiers")
+// ---------------------------------------------------------------------------
+// Where the persistent cache directory came from, or why there is none.
+enum class CacheDirSource {
+  option,                   // RuntimeOptions::cache_dir (--cache-dir)
+  environment,              // JITWARM_CACHE_DIR
+  xdg_cache_home,           // the per-user default: $XDG_CACHE_HOME/jitwarm
+  home,                     // the per-user default: $HOME/.cache/jitwarm
+  disabled_by_option,       // RuntimeOptions::no_cache_dir (--no-cache-dir)
+  disabled_by_environment,  // JITWARM_NO_CACHE_DIR
+  no_home,                  // no default: neither XDG_CACHE_HOME nor HOME
+};
+// "--cache-dir", "JITWARM_CACHE_DIR", "the per-user default
+// ($XDG_CACHE_HOME/jitwarm)", "disabled (--no-cache-dir)", ...
+std::string_view to_string(CacheDirSource source);
+
+struct CacheSettings {
+  std::string directory;  // empty: none (directory_source says why)
+  CacheDirSource directory_source = CacheDirSource::no_home;
+  std::string system_directory;  // read only; empty: none
+  uint64_t max_bytes = 0;        // 0: no budget
+  // The remote tier's URL as given (it may hold a password); empty: none.
+  std::string remote;
+  // The same without its password ("redis://:***@host:6379/0"), to print.
+  std::string remote_display;
+  // "--remote-cache", "JITWARM_REMOTE_CACHE", "disabled (--no-remote-cache)"
+  // or "" (none asked for).
+  std::string remote_source;
+  std::chrono::milliseconds remote_timeout{1000};
+  // Set by a runtime (Runtime::cache_settings): why compiles are not kept
+  // in `directory` ("cannot create cache directory D: Permission denied",
+  // "cache directory D cannot be written (Read-only file system)"); empty
+  // when they are. A default directory that cannot be created is a warning
+  // (memory only); a named one is an error.
+  std::string problem;
+  // Whether compiled artifacts outlive the process somewhere.
+  bool persistent() const {
+    return (!directory.empty() && problem.empty()) || !remote.empty();
+  }
+  bool default_directory() const {
+    return directory_source == CacheDirSource::xdg_cache_home ||
+           directory_source == CacheDirSource::home;
+  }
+};
+
+// The one resolution of every cache setting, for runtimes, the jitwarm
+// command and the Python package. Each option set in `options` wins; then
+// the environment (JITWARM_NO_CACHE_DIR, JITWARM_CACHE_DIR,
+// JITWARM_SYSTEM_CACHE_DIR, JITWARM_CACHE_MAX_BYTES, JITWARM_REMOTE_CACHE,
+// JITWARM_REMOTE_CACHE_TIMEOUT_MS); then the defaults. Creates nothing.
+// Throws Error(JW_ERROR_INVALID_ARGUMENT) naming the setting for a bad
+// value (a size, a Redis URL, a timeout, a switch that is not 0/1).
+CacheSettings resolve_cache_settings(const RuntimeOptions& options = {});
+
+// ---------------------------------------------------------------------------
+// Cache bundles: a warmed cache as one file (docs/architecture.md, "Cache
+// tiers"; the format is in core/src/cache_bundle.hpp)
+// ---------------------------------------------------------------------------
+struct CacheBundleEntry {
+  std::string key;  // the key's text
+  std::string target;
+  uint64_t bytes = 0;  // the entry, uncompressed
+};
+
+struct CacheBundleSummary {
+  std::string bundle;     // the file
+  std::string cache_dir;  // exported from, or imported into
+  std::size_t entries = 0;
+  std::size_t written = 0;  // import: entries added (or repaired)
+  std::size_t present = 0;  // import: identical entries already there
+  // Export: corrupt entries of the cache, left out.
+  std::size_t skipped_corrupt = 0;
+  uint64_t entry_bytes = 0;  // the entries, uncompressed
+  uint64_t file_bytes = 0;   // the bundle file
+  // Entries per target, by target.
+  std::vector<std::pair<std::string, std::size_t>> targets;
+  std::vector<CacheBundleEntry> manifest;  // every entry, in bundle order
+};
+
+// Writes the entries of the cache directory (and of its system layer)
+// whose target is one of `targets` (every entry when empty) into one
+// zstd-compressed, checksummed file, written to a temporary file and
+// renamed. `cache` picks the directory as a runtime would
+// (resolve_cache_settings). Throws Error: JW_ERROR_NOT_FOUND when the
+// directory is missing or holds no such entry, JW_ERROR_INVALID_ARGUMENT
+// when there is no directory, JW_ERROR_IO when the file cannot be written.
+CacheBundleSummary export_cache_bundle(const std::string& bundle_path,
+                                       const std::vector<std::string>& targets,
+                                       const RuntimeOptions& cache = {});
+// Checks every entry of the bundle, then writes them into the cache
+// directory (created when missing). A truncated or corrupt bundle is
+// Error(JW_ERROR_INVALID_ARGUMENT) naming the entry where reading stopped,
+// and nothing is written; a missing one JW_ERROR_NOT_FOUND.
+CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
+                                       const RuntimeOptions& cache = {});
 
 class Runtime {
  public:
@@ -666,6 +804,9 @@ class Runtime {
   JitMonitorStats jit_monitor_stats() const;
 
   CacheStats cache_stats() const;
+  // The cache settings this runtime uses (resolve_cache_settings of its
+  // options, with `problem` set when its directory cannot keep entries).
+  const CacheSettings& cache_settings() const;
   // Whether an artifact for this key is in the in-memory cache.
   bool is_cached(const CompileKey& key) const;
   // The artifact a launch of this key runs (for tools that inspect or ship

@@ -1,0 +1,114 @@
+#include "cache_entry.hpp"
+
+#define XXH_INLINE_ALL
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "byte_fields.hpp"
+
+namespace jitwarm::detail {
+namespace {
+
+constexpr char kEntryMagic[8] = {'J', 'W', 'C', 'A', 'C', 'H', 'E', '\n'};
+
+}  // namespace
+
+std::string entry_name(const CompileKey& key, std::string_view fingerprint) {
+  std::string material;
+  put_u32(material, kEntryFormatVersion);
+  put_field(material, key.encoding());
+  put_field(material, fingerprint);
+  const XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
+  return fmt::format("{:016x}{:016x}", h.high64, h.low64);
+}
+
+uint64_t entry_size(const CompileKey& key, std::string_view fingerprint,
+                    const Artifact& artifact) {
+  // Magic, version, five sized fields, checksum.
+  return sizeof(kEntryMagic) + 4 + 5 * 8 + key.encoding().size() +
+         fingerprint.size() + artifact.format.size() +
+         artifact.entry_point.size() + artifact.binary.size() + 8;
+}
+
+std::string serialize_entry(const CompileKey& key, std::string_view fingerprint,
+                            const Artifact& artifact) {
+  std::string out(kEntryMagic, sizeof(kEntryMagic));
+  out.reserve(entry_size(key, fingerprint, artifact));
+  put_u32(out, kEntryFormatVersion);
+  put_field(out, key.encoding());
+  put_field(out, fingerprint);
+  put_field(out, artifact.format);
+  put_field(out, artifact.entry_point);
+  put_field(out, artifact.binary);
+  put_u64(out, XXH3_64bits(out.data(), out.size()));
+  return out;
+}
+
+std::optional<ParsedEntry> parse_entry(std::string_view bytes,
+                                       std::string* why) {
+  if (bytes.size() < sizeof(kEntryMagic) + 4 + 8 ||
+      std::memcmp(bytes.data(), kEntryMagic, sizeof(kEntryMagic)) != 0) {
+    *why = "bad magic";
+    return std::nullopt;
+  }
+  Cursor c{bytes.substr(0, bytes.size() - 8), sizeof(kEntryMagic)};
+  const uint64_t version = c.u(4);
+  if (version != kEntryFormatVersion) {
+    *why = fmt::format("format version {} (this build reads {})", version,
+                       kEntryFormatVersion);
+    return std::nullopt;
+  }
+  ParsedEntry e;
+  e.key_encoding = c.field();
+  e.fingerprint = c.field();
+  e.format = c.field();
+  e.entry_point = c.field();
+  e.binary = c.field();
+  if (!c.at_end()) {
+    *why = "truncated or malformed";
+    return std::nullopt;
+  }
+  Cursor tail{bytes, bytes.size() - 8};
+  const uint64_t stored = tail.u(8);
+  if (stored != XXH3_64bits(bytes.data(), bytes.size() - 8)) {
+    *why = "checksum mismatch";
+    return std::nullopt;
+  }
+  return e;
+}
+
+std::optional<Artifact> entry_artifact(std::string_view bytes,
+                                       const CompileKey& key,
+                                       std::string_view fingerprint,
+                                       std::string* why) {
+  const std::optional<ParsedEntry> e = parse_entry(bytes, why);
+  if (!e) return std::nullopt;
+  if (e->key_encoding != key.encoding() || e->fingerprint != fingerprint) {
+    *why = "it belongs to another key or build (hash collision or stale entry)";
+    return std::nullopt;
+  }
+  Artifact a;
+  a.binary = std::string(e->binary);
+  a.format = std::string(e->format);
+  a.entry_point = std::string(e->entry_point);
+  return a;
+}
+
+std::optional<EntryIdentity> identify_entry(std::string_view bytes,
+                                            std::string* why) {
+  const std::optional<ParsedEntry> e = parse_entry(bytes, why);
+  if (!e) return std::nullopt;
+  try {
+    CompileKey key = CompileKey::decode(e->key_encoding);
+    std::string name = entry_name(key, e->fingerprint);
+    return EntryIdentity{std::move(key), std::string(e->fingerprint),
+                         std::move(name)};
+  } catch (const Error& error) {
+    *why = fmt::format("its key does not decode ({})", error.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace jitwarm::detail

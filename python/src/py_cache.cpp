@@ -1,0 +1,184 @@
+// jitwarm.resolve_cache_settings, CacheSettings, export_cache_bundle /
+// import_cache_bundle and warmup_shard: the host API's cache calls, as they
+// are, so Python resolves settings exactly as a runtime and the CLI do.
+#include "py_cache.hpp"
+
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "py_errors.hpp"
+
+namespace jitwarm::python {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
+}
+
+std::string path_from(py::handle path) {
+  return py::str(py::module_::import("os").attr("fspath")(path))
+      .cast<std::string>();
+}
+
+}  // namespace
+
+void CacheArguments::apply(RuntimeOptions& o) const {
+  if (!cache_dir.is_none()) o.cache_dir = path_from(cache_dir);
+  if (!no_cache_dir.is_none()) o.no_cache_dir = no_cache_dir.cast<bool>();
+  if (!system_cache_dir.is_none())
+    o.system_cache_dir = path_from(system_cache_dir);
+  if (!cache_max_bytes.is_none()) {
+    const long long bytes = cache_max_bytes.cast<long long>();
+    if (bytes < 0) invalid("cache_max_bytes must not be negative");
+    o.cache_max_bytes = static_cast<uint64_t>(bytes);
+  }
+  if (!remote_cache.is_none())
+    o.remote_cache = remote_cache.cast<std::string>();
+  if (!no_remote_cache.is_none())
+    o.no_remote_cache = no_remote_cache.cast<bool>();
+  if (!remote_timeout.is_none()) {
+    const double seconds = remote_timeout.cast<double>();
+    if (!(seconds >= 0.001 && seconds <= 600)) {
+      invalid(fmt::format("remote_timeout {} s: use 0.001 to 600 seconds",
+                          seconds));
+    }
+    o.remote_timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(std::lround(seconds * 1000)));
+  }
+}
+
+void bind_cache(py::module_& m) {
+  py::class_<CacheSettings>(
+      m, "CacheSettings",
+      "Where compiled kernels are kept: the one resolution of options and "
+      "environment (docs/python.md, 'Caches').")
+      .def_readonly("directory", &CacheSettings::directory)
+      .def_property_readonly(
+          "directory_source",
+          [](const CacheSettings& s) {
+            return std::string(to_string(s.directory_source));
+          })
+      .def_property_readonly("default_directory",
+                             &CacheSettings::default_directory)
+      .def_readonly("system_directory", &CacheSettings::system_directory)
+      .def_readonly("max_bytes", &CacheSettings::max_bytes)
+      .def_property_readonly(
+          "remote", [](const CacheSettings& s) { return s.remote_display; })
+      .def_readonly("remote_source", &CacheSettings::remote_source)
+      .def_property_readonly(
+          "remote_timeout",
+          [](const CacheSettings& s) {
+            return static_cast<double>(s.remote_timeout.count()) / 1000.0;
+          })
+      .def_readonly("problem", &CacheSettings::problem)
+      .def_property_readonly("persistent", &CacheSettings::persistent)
+      .def("__repr__", [](const CacheSettings& s) {
+        return fmt::format(
+            "<CacheSettings directory='{}' ({}) remote='{}'{}>", s.directory,
+            to_string(s.directory_source), s.remote_display,
+            s.problem.empty() ? "" : " problem='" + s.problem + "'");
+      });
+
+  py::class_<CacheBundleEntry>(m, "CacheBundleEntry")
+      .def_readonly("key", &CacheBundleEntry::key)
+      .def_readonly("target", &CacheBundleEntry::target)
+      .def_readonly("bytes", &CacheBundleEntry::bytes);
+  py::class_<CacheBundleSummary>(m, "CacheBundleSummary",
+                                 "What an export or import did.")
+      .def_readonly("bundle", &CacheBundleSummary::bundle)
+      .def_readonly("cache_dir", &CacheBundleSummary::cache_dir)
+      .def_readonly("entries", &CacheBundleSummary::entries)
+      .def_readonly("written", &CacheBundleSummary::written)
+      .def_readonly("present", &CacheBundleSummary::present)
+      .def_readonly("skipped_corrupt", &CacheBundleSummary::skipped_corrupt)
+      .def_readonly("entry_bytes", &CacheBundleSummary::entry_bytes)
+      .def_readonly("file_bytes", &CacheBundleSummary::file_bytes)
+      .def_property_readonly("targets",
+                             [](const CacheBundleSummary& s) {
+                               py::dict d;
+                               for (const auto& [target, n] : s.targets)
+                                 d[py::str(target)] = n;
+                               return d;
+                             })
+      .def_readonly("manifest", &CacheBundleSummary::manifest)
+      .def("__repr__", [](const CacheBundleSummary& s) {
+        return fmt::format(
+            "<CacheBundleSummary {} entries, {} written, {} present>",
+            s.entries, s.written, s.present);
+      });
+
+  const auto cache_args =
+      [](py::object cache_dir, py::object no_cache_dir,
+         py::object system_cache_dir, py::object cache_max_bytes,
+         py::object remote_cache, py::object no_remote_cache,
+         py::object remote_timeout) {
+        RuntimeOptions o;
+        CacheArguments{cache_dir,       no_cache_dir, system_cache_dir,
+                       cache_max_bytes, remote_cache, no_remote_cache,
+                       remote_timeout}
+            .apply(o);
+        return o;
+      };
+  m.def(
+      "resolve_cache_settings",
+      [cache_args](py::object cache_dir, py::object no_cache_dir,
+                   py::object system_cache_dir, py::object cache_max_bytes,
+                   py::object remote_cache, py::object no_remote_cache,
+                   py::object remote_timeout) {
+        const RuntimeOptions o = cache_args(
+            cache_dir, no_cache_dir, system_cache_dir, cache_max_bytes,
+            remote_cache, no_remote_cache, remote_timeout);
+        return call_core([&] { return resolve_cache_settings(o); });
+      },
+      py::kw_only(), py::arg("cache_dir") = py::none(),
+      py::arg("no_cache_dir") = py::none(),
+      py::arg("system_cache_dir") = py::none(),
+      py::arg("cache_max_bytes") = py::none(),
+      py::arg("remote_cache") = py::none(),
+      py::arg("no_remote_cache") = py::none(),
+      py::arg("remote_timeout") = py::none(),
+      "The cache settings a Runtime with these options would use.");
+  m.def(
+      "export_cache_bundle",
+      [](py::object path, std::vector<std::string> targets,
+         py::object cache_dir, py::object system_cache_dir) {
+        RuntimeOptions o;
+        CacheArguments a;
+        a.cache_dir = cache_dir;
+        a.system_cache_dir = system_cache_dir;
+        a.apply(o);
+        const std::string file = path_from(path);
+        return call_core([&] { return export_cache_bundle(file, targets, o); });
+      },
+      py::arg("path"), py::arg("targets") = std::vector<std::string>{},
+      py::kw_only(), py::arg("cache_dir") = py::none(),
+      py::arg("system_cache_dir") = py::none(),
+      "Writes the cache's entries of these targets (all when empty) into one "
+      "compressed, checksummed bundle file.");
+  m.def(
+      "import_cache_bundle",
+      [](py::object path, py::object cache_dir) {
+        RuntimeOptions o;
+        CacheArguments a;
+        a.cache_dir = cache_dir;
+        a.apply(o);
+        const std::string file = path_from(path);
+        return call_core([&] { return import_cache_bundle(file, o); });
+      },
+      py::arg("path"), py::kw_only(), py::arg("cache_dir") = py::none(),
+      "Checks every entry of a bundle, then writes them all into the cache "
+      "(a corrupt or truncated bundle writes none and raises).");
+  m.def(
+      "warmup_shard",
+      [](const std::vector<CompileKey>& plan, unsigned shard, unsigned count) {
+        return call_core([&] { return warmup_shard(plan, shard, count); });
+      },
+      py::arg("plan"), py::arg("shard"), py::arg("count"),
+      "Shard `shard` of `count` (1 to count) of a plan, for machines that "
+      "warm one plan between them.");
+}
+
+}  // namespace jitwarm::python
