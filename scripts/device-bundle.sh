@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds build-device/: a release build of jitwarm (CLI, plugins, tests,
 # benchmarks) plus the few shared libraries it needs from this machine
-# (libfmt, libstdc++, libgcc_s) and the headers the Python extension needs
+# (libfmt, libhiredis, libzstd, libstdc++, libgcc_s) and the headers the Python extension needs
 # (fmt, DLPack), so the build can be copied to a GPU machine that has a CUDA
 # driver but none of our build dependencies, and run there:
 #
@@ -15,7 +15,7 @@ if [[ ! -f build-device/build.ninja ]]; then
 fi
 ninja -C build-device
 mkdir -p build-device/runtime-libs
-for lib in libfmt.so.9 libstdc++.so.6 libgcc_s.so.1; do
+for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libstdc++.so.6 libgcc_s.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" build-device/runtime-libs/
 done
 # Headers the GPU machine lacks, for scripts/device-python.sh, which builds

@@ -12,6 +12,9 @@ set -u
 export LD_LIBRARY_PATH=$PWD/build-device/runtime-libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export JITWARM_PLUGIN_PATH=$PWD/build-device/plugins/reference-cpu:$PWD/build-device/plugins/cuda
 export PYTHONUNBUFFERED=1
+# No per-user cache: every run compiles what it measures (warmups name their
+# own --cache-dir, which wins over this).
+export JITWARM_NO_CACHE_DIR=1
 OUT=${OUT:-/tmp/jitwarm-out}
 mkdir -p "$OUT"
 J=build-device/tools/jitwarm
@@ -22,7 +25,9 @@ want() { [[ " $sections " == *" $1 "* ]]; }
 if want check; then
   nvidia-smi -L; echo "cores: $(nproc)"; ldd $J | grep -i 'not found'
   $J plugins 2>&1 | grep -E 'platform|loaded|rejected'
-  echo "== launch tests (tests/gpu)"; build-device/tests/gpu/test_cuda_launch 2>&1 | tail -2
+  echo "== launch tests (tests/gpu)"
+  build-device/tests/gpu/test_cuda_launch > "$OUT/cuda-launch-test.txt" 2>&1
+  grep -B2 -A8 "ERROR" "$OUT/cuda-launch-test.txt" | head -40; tail -2 "$OUT/cuda-launch-test.txt"
 fi
 
 if want conformance; then
@@ -72,10 +77,13 @@ if want python; then
   if pythonpath=$(bash scripts/device-python.sh 2>>"$OUT/python.txt"); then
     export PYTHONPATH=$pythonpath
     # This python3's extensions need its own (newer) libstdc++, not the one
-    # carried for the C++ programs: only libfmt comes from runtime-libs.
-    mkdir -p /tmp/jitwarm-fmt
-    ln -sf "$PWD/build-device/runtime-libs/libfmt.so.9" /tmp/jitwarm-fmt/
-    export LD_LIBRARY_PATH=/tmp/jitwarm-fmt:/usr/local/cuda/lib64
+    # carried for the C++ programs: only the other libraries come from
+    # runtime-libs.
+    mkdir -p /tmp/jitwarm-libs
+    for lib in build-device/runtime-libs/*; do
+      case $lib in *libstdc++*|*libgcc_s*) ;; *) ln -sf "$PWD/$lib" /tmp/jitwarm-libs/ ;; esac
+    done
+    export LD_LIBRARY_PATH=/tmp/jitwarm-libs:/usr/local/cuda/lib64
     python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
     # The whole package suite under this Python (3.12, NumPy 2, torch),
     # test_torch_cuda.py included: here it launches for real.
@@ -96,7 +104,7 @@ if want warmup; then
     rm -rf /tmp/jwc
     echo -n "$label: "
     { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
-        --quiet "$@" | tail -1; } 2>&1 | tr '\n' ' '; echo
+        --quiet "$@" | grep keys:; } 2>&1 | tr '\n' ' '; echo
   }
   {
     # Before this round's compile work: one key per program, no fast compile.
@@ -110,7 +118,7 @@ if want warmup; then
     warm "jobs=16 processes" --jobs 16
     warm "jobs=16 processes batch=2" --jobs 16 --batch 2
     echo -n "warm cache: "
-    { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | tail -1; } 2>&1 | tr '\n' ' '; echo
+    { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | grep keys:; } 2>&1 | tr '\n' ' '; echo
   } | tee "$OUT/warmup.txt"
   echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
   python3 bench/triton_compare.py 2>&1 | tail -1 | tee -a "$OUT/warmup.txt"
@@ -119,6 +127,6 @@ if want warmup; then
     rm -rf /tmp/jwc-silu
     echo -n "jitwarm --jobs $1 --batch $2: " | tee -a "$OUT/warmup.txt"
     $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
-      --jobs $1 --batch $2 --quiet | tail -1 | tee -a "$OUT/warmup.txt"
+      --jobs $1 --batch $2 --quiet | grep keys: | tee -a "$OUT/warmup.txt"
   done
 fi

@@ -678,6 +678,12 @@ struct Api {
       get<decltype(copy_to_device)>("cuMemcpyHtoD_v2");
   Result (*copy_to_host)(void*, DevicePointer, std::size_t) =
       get<decltype(copy_to_host)>("cuMemcpyDtoH_v2");
+  Result (*primary_ctx_retain)(Context*, int) =
+      get<decltype(primary_ctx_retain)>("cuDevicePrimaryCtxRetain");
+  Result (*primary_ctx_release)(int) =
+      get<decltype(primary_ctx_release)>("cuDevicePrimaryCtxRelease_v2");
+  Result (*ctx_set_current)(Context) =
+      get<decltype(ctx_set_current)>("cuCtxSetCurrent");
 };
 }  // namespace driver
 
@@ -744,6 +750,11 @@ TEST_CASE(
     "a prepared CUDA launch, on the default stream and on a stream of its "
     "own, allocates nothing on the host") {
   const driver::Api api;
+  // Device 0's primary context current, as torch keeps it: a test before
+  // this one may have left no context current (its own, destroyed).
+  driver::Context primary = nullptr;
+  REQUIRE(api.primary_ctx_retain(&primary, 0) == 0);
+  REQUIRE(api.ctx_set_current(primary) == 0);
   driver::Stream stream = nullptr;
   REQUIRE(api.stream_create(&stream, 0) == 0);
   driver::DevicePointer d_output = 0, d_x = 0, d_cu = 0;
@@ -781,6 +792,7 @@ TEST_CASE(
     CHECK(api.mem_free(p) == 0);
   }
   CHECK(api.stream_destroy(stream) == 0);
+  CHECK(api.primary_ctx_release(0) == 0);
 }
 
 int main(int argc, char** argv) {
