@@ -436,23 +436,32 @@ class GpuBackend::PreparedLaunch {
     ref.what = key.text();
   }
 
-  // The function loaded in `context`, or nullptr: one acquire load per
-  // context this launch has run in (a handful at most).
-  const LoadedKernel* loaded_in(const LaunchContext& context) const {
+  // What this launch keeps per device context it has run in: the function
+  // loaded there, and the plan of every launch on it that does not vary.
+  struct Slot {
+    Slot(const LaunchContext& c, const LoadedKernel& k)
+        : context(c), kernel(k) {}
+    LaunchContext context;
+    LoadedKernel kernel;
+    mutable LaunchPlanCache plan;
+  };
+
+  // The slot of `context`, or nullptr: one acquire load per context this
+  // launch has run in (a handful at most).
+  const Slot* loaded_in(const LaunchContext& context) const {
     for (const auto& slot : slots_) {
       const Slot* s = slot.load(std::memory_order_acquire);
       if (s == nullptr) return nullptr;
-      if (s->context == context) return &s->kernel;
+      if (s->context == context) return s;
     }
     return nullptr;
   }
-  const LoadedKernel& remember(const LaunchContext& context,
-                               LoadedKernel kernel) {
+  const Slot& remember(const LaunchContext& context, LoadedKernel kernel) {
     std::lock_guard lock(mutex_);
     for (const auto& known : storage_) {
-      if (known->context == context) return known->kernel;
+      if (known->context == context) return *known;
     }
-    storage_.push_back(std::make_unique<Slot>(Slot{context, kernel}));
+    storage_.push_back(std::make_unique<Slot>(context, kernel));
     for (auto& slot : slots_) {
       if (slot.load(std::memory_order_relaxed) == nullptr) {
         slot.store(storage_.back().get(), std::memory_order_release);
@@ -462,7 +471,7 @@ class GpuBackend::PreparedLaunch {
     // Past the fast slots, launches in further contexts load through the
     // driver's module cache and find their entry here, under the mutex
     // (still correct, just not lock-free).
-    return storage_.back()->kernel;
+    return *storage_.back();
   }
 
   const KernelInstantiation instantiation;
@@ -471,10 +480,6 @@ class GpuBackend::PreparedLaunch {
   ArtifactRef ref;
 
  private:
-  struct Slot {
-    LaunchContext context;
-    LoadedKernel kernel;
-  };
   std::array<std::atomic<const Slot*>, 4> slots_{};
   std::mutex mutex_;  // only for remember()
   std::vector<std::unique_ptr<Slot>> storage_;
@@ -504,13 +509,14 @@ void GpuBackend::launch_prepared(PreparedLaunch& prepared,
   const int32_t device = prepared.packing.device(args);
   try {
     const LaunchContext context = driver_->launch_context(device, stream);
-    const LoadedKernel* loaded = prepared.loaded_in(context);
-    if (loaded == nullptr) {
-      loaded = &prepared.remember(
+    const PreparedLaunch::Slot* slot = prepared.loaded_in(context);
+    if (slot == nullptr) {
+      slot = &prepared.remember(
           context, driver_->load_kernel(device, stream, prepared.ref));
     }
-    const LaunchPlan plan =
-        plan_launch(prepared.instantiation, prepared.key, args, loaded->limits);
+    const LoadedKernel* loaded = &slot->kernel;
+    const LaunchPlan plan = plan_launch(prepared.instantiation, prepared.key,
+                                        args, loaded->limits, &slot->plan);
     if (plan.geometry.empty()) return;  // nothing to do: an empty batch
     KernelArguments arguments = prepared.packing.pack(args, plan);
     ConfiguredLaunch configured;

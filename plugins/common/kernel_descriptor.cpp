@@ -380,7 +380,7 @@ class DescriptorReader {
         fail(item,
              "at most " + std::to_string(kMaxLaunchValues) + " launch values");
       }
-      lets_.push_back(ExprLet{name, e.type(), scope});
+      lets_.push_back(ExprLet{name, e.type(), scope, e.varies_per_launch()});
       out.push_back(DescriptorValue{name, std::move(e), line_of(item)});
     });
   }

@@ -665,12 +665,51 @@ KernelExpression KernelExpression::parse(std::string_view text,
   ExpressionParser parser(e.text_, names, scope, e);
   e.root_ = parser.parse();
   e.type_ = e.nodes_[e.root_].type;
+  e.varies_ = scope == ExprScope::launch && e.varies(e.root_, names);
   const Node& root = e.nodes_[e.root_];
   if (root.op == kConstant && root.type == ExprType::text) {
     throw ExpressionError(root.column,
                           "a dtype name is only an argument (is_dtype)");
   }
   return e;
+}
+
+bool KernelExpression::varies(uint32_t index, const ExprNames& names) const {
+  const Node& n = nodes_[index];
+  const auto any_child = [&](bool tensors_too) {
+    for (uint32_t k = 0; k < n.child_count; ++k) {
+      const uint32_t c = children_[n.first_child + k];
+      const Node& child = nodes_[c];
+      // A tensor named as an argument (dtype_bytes(x), is_dtype(x, ..)):
+      // its dtype is the key's. Only shape and stride read the tensor.
+      if (!tensors_too && child.op == kParam &&
+          names.params[static_cast<std::size_t>(child.value)].kind ==
+              JW_PARAM_TENSOR) {
+        continue;
+      }
+      if (varies(c, names)) return true;
+    }
+    return false;
+  };
+  switch (n.op) {
+    case kConstant: return false;
+    case kParam:
+      // A constexpr's argument is its key's value (P12); other scalars are
+      // the launch's own.
+      return names.params[static_cast<std::size_t>(n.value)].kind !=
+             JW_PARAM_CONSTEXPR;
+    case kLet: {
+      const ExprLet& let = names.lets[static_cast<std::size_t>(n.value)];
+      return let.scope == ExprScope::launch && let.varies;
+    }
+    case kCall:
+      switch (n.function) {
+        case kShape:
+        case kStride: return true;
+        default: return any_child(/*tensors_too=*/false);
+      }
+    default: return any_child(/*tensors_too=*/true);
+  }
 }
 
 // --------------------------------------------------------------------------

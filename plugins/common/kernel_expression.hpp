@@ -54,6 +54,9 @@ struct ExprLet {
   std::string name;
   ExprType type;
   ExprScope scope;  // compile lets are read at launch too (integers, bools)
+  // A launch let whose value can differ between launches of one prepared
+  // launch (KernelExpression::varies_per_launch). Compile lets never do.
+  bool varies = false;
 };
 struct ExprNames {
   std::span<const ExprParam> params;
@@ -90,6 +93,14 @@ class KernelExpression {
 
   ExprType type() const { return type_; }
   const std::string& text() const { return text_; }
+  // Launch scope: whether the value can differ between launches of one
+  // artifact on one device. False when it reads only constants, constexprs
+  // (their values are the key's), compile values, dtypes (the key's too),
+  // the device's limits and launch values that do not vary themselves; true
+  // when it reads a shape, a stride or a scalar argument. The launch planner
+  // evaluates the others once per prepared launch and device
+  // (launch_plan.hpp, LaunchPlanCache).
+  bool varies_per_launch() const { return varies_; }
 
   // Compile scope. Text values are spellings (element(x) -> "jw::bf16").
   int64_t integer(const CompileInputs& in) const;
@@ -121,9 +132,11 @@ class KernelExpression {
   std::string text_;
   ExprType type_ = ExprType::integer;
   ExprScope scope_ = ExprScope::compile;
+  bool varies_ = true;
   std::vector<Node> nodes_;
   std::vector<uint32_t> children_;
   uint32_t root_ = 0;
+  bool varies(uint32_t index, const ExprNames& names) const;
   friend class ExpressionParser;
   friend struct Evaluator;
 };

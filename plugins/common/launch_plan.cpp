@@ -354,8 +354,14 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
 LaunchPlan plan_launch(const KernelInstantiation& instantiation,
                        const KeyParams& params,
                        std::span<const jw_arg_value> args,
-                       const DeviceLimits& limits) {
+                       const DeviceLimits& limits, LaunchPlanCache* cache) {
   const KernelDescriptor& d = *instantiation.descriptor;
+  // What does not vary per launch comes from the cache once it is filled.
+  const bool cached =
+      cache != nullptr && cache->ready_.load(std::memory_order_acquire);
+  const auto known = [&](const KernelExpression& e) {
+    return cached && !e.varies_per_launch();
+  };
   if (args.size() != params.key().num_params) {
     throw plugin::PluginError(
         JW_ERROR_INVALID_ARGUMENT,
@@ -373,6 +379,7 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
   // The failure, or empty; built only when something fails.
   const auto evaluate = [&]() -> std::string {
     for (const DescriptorCheck& check : d.launch_checks) {
+      if (known(check.expression)) continue;  // it passed, and always will
       line = check.line;
       if (!check.expression.boolean(in)) {
         return "launch check '" + check.expression.text() +
@@ -382,7 +389,10 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     for (std::size_t i = 0; i < d.launch_values.size(); ++i) {
       const DescriptorValue& v = d.launch_values[i];
       line = v.line;
-      if (v.expression.type() == ExprType::boolean) {
+      if (known(v.expression)) {
+        values[i].integer = cache->lets_[i].integer;
+        values[i].boolean = cache->lets_[i].boolean;
+      } else if (v.expression.type() == ExprType::boolean) {
         values[i].boolean = v.expression.boolean(in);
       } else {
         values[i].integer = v.expression.integer(in);
@@ -390,7 +400,12 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
       in.lets = std::span<const ExprSlot>(values.data(), i + 1);
     }
     const auto dimension = [&](const KernelExpression& e, const char* what,
-                               uint32_t* out) -> std::string {
+                               uint32_t* out,
+                               const uint32_t* from_cache) -> std::string {
+      if (known(e)) {  // in range: it was checked when the cache was filled
+        *out = *from_cache;
+        return {};
+      }
       const int64_t v = e.integer(in);
       if (v < 0 || v > UINT32_MAX) {
         return std::string(what) + " = '" + e.text() +
@@ -409,11 +424,19 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
                                  limits.max_grid.z};
     line = 0;
     for (int axis = 0; axis < 3; ++axis) {
-      if (std::string e = dimension(d.block[axis], kBlock[axis], block[axis]);
+      const uint32_t cached_block[] = {cache != nullptr ? cache->block_.x : 0,
+                                       cache != nullptr ? cache->block_.y : 0,
+                                       cache != nullptr ? cache->block_.z : 0};
+      const uint32_t cached_grid[] = {cache != nullptr ? cache->grid_.x : 0,
+                                      cache != nullptr ? cache->grid_.y : 0,
+                                      cache != nullptr ? cache->grid_.z : 0};
+      if (std::string e = dimension(d.block[axis], kBlock[axis], block[axis],
+                                    &cached_block[axis]);
           !e.empty()) {
         return e;
       }
-      if (std::string e = dimension(d.grid[axis], kGrid[axis], grid[axis]);
+      if (std::string e = dimension(d.grid[axis], kGrid[axis], grid[axis],
+                                    &cached_grid[axis]);
           !e.empty()) {
         return e;
       }
@@ -432,7 +455,10 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     }
     if (d.shared_memory) {
       uint32_t bytes = 0;
-      if (std::string e = dimension(*d.shared_memory, "shared_memory", &bytes);
+      const uint32_t cached_bytes =
+          cache != nullptr ? cache->shared_memory_bytes_ : 0;
+      if (std::string e = dimension(*d.shared_memory, "shared_memory", &bytes,
+                                    &cached_bytes);
           !e.empty()) {
         return e;
       }
@@ -440,8 +466,10 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     }
     for (const DescriptorExtraArg& extra : d.extra_args) {
       line = extra.line;
-      plan.extra[plan.extra_count++] =
-          ExtraArgument{extra.type, extra.expression.integer(in)};
+      const std::size_t k = plan.extra_count++;
+      plan.extra[k] = ExtraArgument{
+          extra.type, known(extra.expression) ? cache->extra_[k]
+                                              : extra.expression.integer(in)};
     }
     return {};
   };
@@ -456,6 +484,21 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     throw plugin::PluginError(JW_ERROR_INVALID_ARGUMENT,
                               std::string(params.text()) + ": " + failure +
                                   " (" + d.where(line) + ")");
+  }
+  // A launch that planned everything itself publishes what does not vary:
+  // the first to claim the cache writes it, then sets ready_.
+  if (cache != nullptr && !cached &&
+      !cache->claimed_.exchange(true, std::memory_order_acq_rel)) {
+    for (std::size_t i = 0; i < d.launch_values.size(); ++i) {
+      cache->lets_[i] = {values[i].integer, values[i].boolean};
+    }
+    cache->block_ = plan.geometry.block;
+    cache->grid_ = plan.geometry.grid;
+    cache->shared_memory_bytes_ = plan.geometry.shared_memory_bytes;
+    for (std::size_t k = 0; k < plan.extra_count; ++k) {
+      cache->extra_[k] = plan.extra[k].value;
+    }
+    cache->ready_.store(true, std::memory_order_release);
   }
   return plan;
 }

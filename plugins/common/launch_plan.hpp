@@ -16,6 +16,7 @@
 #include <jitwarm/jitwarm.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -141,13 +142,43 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
                        const jw_compile_key_view& key,
                        std::span<const jw_arg_value> args,
                        const DeviceLimits& limits);
-// The same with a key already checked against its schema (a prepared
-// launch checks it once).
-LaunchPlan plan_launch(const KernelInstantiation& instantiation,
-                       const KeyParams& key, std::span<const jw_arg_value> args,
-                       const DeviceLimits& limits);
-
 // Launch values a descriptor may define (they live on the stack).
 inline constexpr std::size_t kMaxLaunchValues = 32;
+
+// What plan_launch worked out for one prepared launch on one loaded kernel
+// that is the same for every launch of it: the checks that passed, the
+// launch values, block and grid dimensions, shared memory and extra
+// arguments whose expressions do not vary per launch
+// (KernelExpression::varies_per_launch: no shape, stride or scalar
+// argument). The first launch that finds it empty fills it and later ones
+// evaluate only what varies. Lock-free: one launch claims the filling, the
+// others read it once it is published (release/acquire on `ready_`).
+class LaunchPlanCache {
+ public:
+  LaunchPlanCache() = default;
+  LaunchPlanCache(const LaunchPlanCache&) = delete;
+  LaunchPlanCache& operator=(const LaunchPlanCache&) = delete;
+
+ private:
+  friend LaunchPlan plan_launch(const KernelInstantiation&, const KeyParams&,
+                                std::span<const jw_arg_value>,
+                                const DeviceLimits&, LaunchPlanCache*);
+  std::atomic<bool> claimed_{false}, ready_{false};
+  struct Value {  // a launch value, as kernel_expression.hpp's ExprSlot
+    int64_t integer = 0;
+    bool boolean = false;
+  };
+  std::array<Value, kMaxLaunchValues> lets_{};
+  Dim3 block_, grid_;
+  uint32_t shared_memory_bytes_ = 0;
+  std::array<int64_t, LaunchPlan::kMaxExtra> extra_{};
+};
+
+// The same with a key already checked against its schema (a prepared
+// launch checks it once), and the prepared launch's cache, if any.
+LaunchPlan plan_launch(const KernelInstantiation& instantiation,
+                       const KeyParams& key, std::span<const jw_arg_value> args,
+                       const DeviceLimits& limits,
+                       LaunchPlanCache* cache = nullptr);
 
 }  // namespace jitwarm::gpu

@@ -523,3 +523,81 @@ TEST_CASE(
     CHECK(g.grid.x == 2);    // 48 slots, 8 groups x 4 slots per block
   }
 }
+
+TEST_CASE(
+    "given launch expressions, then those that read a shape, a stride or a "
+    "scalar argument vary per launch and the others do not") {
+  using jitwarm::gpu::ExprLet;
+  using jitwarm::gpu::ExprNames;
+  using jitwarm::gpu::ExprParam;
+  using jitwarm::gpu::ExprScope;
+  using jitwarm::gpu::ExprType;
+  using jitwarm::gpu::KernelExpression;
+  const std::vector<ExprParam> params{
+      {"x", JW_PARAM_TENSOR}, {"n", JW_PARAM_INT}, {"N", JW_PARAM_CONSTEXPR}};
+  const std::vector<ExprLet> lets{
+      {"fixed", ExprType::integer, ExprScope::launch, false},
+      {"moving", ExprType::integer, ExprScope::launch, true},
+      {"compiled", ExprType::integer, ExprScope::compile, false}};
+  const ExprNames names{params, lets};
+  const auto varies = [&](std::string_view text) {
+    return KernelExpression::parse(text, names, ExprScope::launch)
+        .varies_per_launch();
+  };
+  CHECK_FALSE(varies("256"));
+  CHECK_FALSE(varies("lanes_for(N) * 2"));
+  CHECK_FALSE(varies("max(1, threads_cap(256) / N)"));
+  CHECK_FALSE(varies("dtype_bytes(x) * max_grid_x"));
+  CHECK_FALSE(varies("if(is_dtype(x, \"float32\"), fixed, compiled)"));
+  CHECK(varies("shape(x, 0)"));
+  CHECK(varies("stride(x, 0) + 1"));
+  CHECK(varies("n"));
+  CHECK(varies("min(ceil_div(n, 256), max_grid_x)"));
+  CHECK(varies("moving"));
+  CHECK(varies("if(N > 1, fixed, moving)"));
+  // Compile scope: never asked (a key has no per-launch values).
+  CHECK_FALSE(KernelExpression::parse("N", names, ExprScope::compile)
+                  .varies_per_launch());
+}
+
+TEST_CASE(
+    "given a plan cache, then every launch plans as without it, what varies "
+    "follows each launch's arguments, and bad arguments still fail") {
+  TestKey key(ks::kExpand);
+  key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
+  const auto inst = jitwarm::gpu::instantiate_kernel(key.view(), cuda_target());
+  const KeyParams params(key.view(), key.kernel());
+  jitwarm::gpu::LaunchPlanCache cache;
+  const auto planned = [&](int64_t requests, jitwarm::gpu::LaunchPlanCache* c) {
+    TestArgs args(ks::kExpand);
+    args.tensor("output", JW_DTYPE_INT32, {requests * 40})
+        .tensor("x", JW_DTYPE_INT32, {requests})
+        .tensor("cu_num_tokens", JW_DTYPE_INT32, {requests})
+        .integer("replace_from", 5)
+        .integer("replace_to", 0)
+        .constant("MAX_NUM_TOKENS", 40);
+    return plan_launch(inst, params, args.values(), h100_like(), c);
+  };
+  for (const int64_t requests : {10, 100, 100000, 3, 0}) {
+    CAPTURE(requests);
+    const auto with = planned(requests, &cache);
+    const auto without = planned(requests, nullptr);
+    CHECK(with.geometry.block.x == without.geometry.block.x);
+    CHECK(with.geometry.block.y == without.geometry.block.y);
+    CHECK(with.geometry.grid.x == without.geometry.grid.x);
+    REQUIRE(with.extra_count == without.extra_count);
+    CHECK(with.extra[0].value == without.extra[0].value);  // B, per launch
+    CHECK(with.extra[0].value == requests);
+  }
+  // A launch check that reads arguments still runs with the cache filled.
+  TestArgs bad(ks::kExpand);
+  bad.tensor("output", JW_DTYPE_INT32, {400})
+      .tensor("x", JW_DTYPE_INT32, {10})
+      .tensor("cu_num_tokens", JW_DTYPE_INT32, {5})
+      .integer("replace_from", 5)
+      .integer("replace_to", 0)
+      .constant("MAX_NUM_TOKENS", 40);
+  CHECK(error_message([&] {
+          plan_launch(inst, params, bad.values(), h100_like(), &cache);
+        }).find("cu_num_tokens") != std::string::npos);
+}
