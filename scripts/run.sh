@@ -6,10 +6,10 @@
 #                         conformance on what this machine supports
 #   scripts/run.sh test   install what is missing, then build and run the
 #                         whole suite: a warnings-as-errors build, an
-#                         ASan+UBSan build (without suite 'heavy'), and
-#                         ThreadSanitizer on the concurrent
-#                         modules; prints the time per build, then
-#                         "N passed, N failed" last
+#                         ASan+UBSan build (without suite 'heavy'),
+#                         ThreadSanitizer on the concurrent modules and a
+#                         bounded run of each fuzz target; prints the time
+#                         per build, then "N passed, N failed" last
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$(pwd)
@@ -92,7 +92,7 @@ duration() {
 test_job() {
   install_packages
   local logs=() times=() start
-  rm -f build-{ci,asan,tsan}/meson-logs/testlog.json  # never count an old run
+  rm -f build-{ci,asan,tsan,fuzz}/meson-logs/testlog.json  # never count an old run
   echo "== build-ci: warnings as errors"
   # -O1 -g1: half the compile time of -O2 -g on the CI's 2 cores, with line
   # tables left for sanitizer and crash reports.
@@ -143,6 +143,22 @@ test_job() {
     meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 4 "${tsan_tests[@]}" || true
   logs+=(build-tsan/meson-logs/testlog.json)
   times+=("build-tsan  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
+
+  echo "== build-fuzz: each libFuzzer target fuzzed for a bounded time"
+  # clang 14 and its libFuzzer (scripts/debian-packages.txt); the core is
+  # compiled into each fuzzer, instrumented, with ASan and UBSan. Only the
+  # fuzzers are built. Every other build replays the corpora (suite fuzz).
+  start=$SECONDS
+  CC=clang-14 CXX=clang++-14 configure build-fuzz -Dfuzz=enabled -Dfuzz_seconds=20 \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dtests=false -Dbench=false \
+    -Dexamples=false -Dcuda=disabled -Dhip=disabled -Dpython=disabled "${fast[@]}"
+  ninja -C build-fuzz -j"$jobs" fuzz/fuzz_compile_key fuzz/fuzz_manifest \
+    fuzz/fuzz_cache_entry fuzz/fuzz_schema || echo "== build-fuzz: BUILD FAILED"
+  built=$SECONDS
+  meson test -C build-fuzz --no-rebuild --num-processes "$jobs" --print-errorlogs \
+    --suite fuzz-run || true
+  logs+=(build-fuzz/meson-logs/testlog.json)
+  times+=("build-fuzz  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
 
   echo "== time per build"
   printf '%s\n' "${times[@]}"
