@@ -19,7 +19,10 @@ with the named build system against the installed copy only, then runs
 them: the host application warms, seals and launches with the installed
 plugins; the vendor plugin exports one symbol (the installed
 check-plugin-exports says so) and passes the installed `jitwarm
-conformance` with its expectations file.
+conformance` with its expectations file. With Meson, also a kernel of the
+user's own (examples/kernels/scale copied into a directory): the installed
+jitwarm lists it, warms it for every GPU target it has a plugin for, and
+tests it with conformance, its CPU oracle built out of tree.
 
 Each run installs into its own temporary directory (`meson install
 --destdir`), so runs do not interfere; nothing outside it is written.
@@ -390,6 +393,57 @@ def build_examples(install, source_root, work, tool):
           f"conformance {summary.group(1)} passed, {summary.group(2)} failed")
 
 
+def check_kernel_from_source(install, source_root, work):
+    """A new user's kernel with the installed package only: a descriptor and
+    its source dropped into a directory of their own; the installed jitwarm
+    lists it, warms it for sm_90, gfx90a and gfx942, and tests it with
+    `jitwarm conformance` (its CPU oracle built out of tree with Meson)."""
+    env = install.environment()
+    env["JITWARM_NO_CACHE_DIR"] = "1"
+    jitwarm = install.dir("bindir") / "jitwarm"
+    kernels = work / "my-kernels"
+    kernels.mkdir()
+    for name in ("scale.toml", "scale.cu"):
+        shutil.copy(source_root / "examples" / "kernels" / "scale" / name, kernels)
+    listed = run([jitwarm, "kernels", "--kernel-path", kernels], env=env,
+                 what="jitwarm kernels")
+    if "example.kernels.scale" not in listed:
+        raise Failure(f"jitwarm kernels does not list the kernel:\n{listed}")
+    platforms = json.loads(run([jitwarm, "plugins", "--json"], env=env,
+                               what="jitwarm plugins --json"))["platforms"]
+    targets = [t for t, platform in (("cuda:sm_90", "cuda"), ("hip:gfx90a", "hip"),
+                                     ("hip:gfx942", "hip"))
+               if any(p["name"] == platform for p in platforms)]
+    if not targets:
+        raise Failure("the installed package has neither the CUDA nor the HIP plugin")
+    manifest = work / "scale.toml"
+    manifest.write_text('version = 1\n[[kernel]]\nname = "example.kernels.scale"\n'
+                        '[kernel.params]\nn = [1, 256, 1000]\n')
+    warmup = ["warmup", "--kernel-path", kernels, "--manifest", manifest, "--json"]
+    for target in targets:
+        warmup += ["--target", target]
+    result = json.loads(run([jitwarm] + warmup, env=env, what="jitwarm warmup"))
+    if result["failed"] != 0 or result["compiled"] != 3 * len(targets):
+        raise Failure(f"warming the kernel for {targets} gave {result}")
+    # Its CPU implementation, the oracle, built out of tree against the
+    # installed plugin SDK.
+    oracle = work / "kernels-oracle"
+    configure_and_build("meson", source_root / "examples" / "kernels", oracle, install)
+    env["JITWARM_PLUGIN_PATH"] += os.pathsep + str(oracle)
+    conformance = [jitwarm, "conformance", "--kernel-path", kernels,
+                   "--kernel", "example.kernels.scale", "--json"]
+    for target in targets:
+        conformance += ["--target", target]
+    report = json.loads(run(conformance, env=env, what="jitwarm conformance"))
+    ran = [r for r in report["results"] if r["status"] == "pass"]
+    wrong = [r for r in report["results"] if r["status"] not in ("pass", "skip")]
+    compiled = {r["target"] for r in ran if r["check"] == "compile"}
+    if wrong or set(targets) - compiled or not any(r["platform"] == "cpu" for r in ran):
+        raise Failure(f"conformance of the kernel from source: {report['results']}")
+    print(f"ok   a kernel from source with the installed package: listed, warmed and "
+          f"tested for {', '.join(targets)} and cpu ({len(ran)} passed)")
+
+
 def main():
     modes = {"layout": range(5, 1000), "examples": [6]}
     if len(sys.argv) < 2 or sys.argv[1] not in modes or \
@@ -411,6 +465,8 @@ def main():
             check_layout(install, Path(source_root), sys.argv[5:])
         else:
             build_examples(install, Path(source_root), work, sys.argv[5])
+            if sys.argv[5] == "meson":
+                check_kernel_from_source(install, Path(source_root), work)
         return 0
     except Failure as e:
         print(f"FAIL {e}")
