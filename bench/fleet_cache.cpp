@@ -94,9 +94,10 @@ int fetch(const Options& o) {
 nlohmann::json run_self(const std::vector<std::string>& args) {
   std::string line;
   {
-    std::string quoted =
-        "'" + fs::read_symlink("/proc/self/exe").string() + "'";
-    for (const auto& a : args) quoted += " '" + a + "'";
+    // Appended, not `"'" + ...`: GCC 12's false -Wrestrict (bug 105329).
+    std::string quoted("'");
+    quoted.append(fs::read_symlink("/proc/self/exe").string()).append("'");
+    for (const auto& a : args) quoted.append(" '").append(a).append("'");
     FILE* pipe = ::popen(quoted.c_str(), "r");
     if (pipe == nullptr) throw std::runtime_error("popen failed");
     std::array<char, 4096> buffer{};
