@@ -23,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,9 +73,34 @@ double time_per_call(const Options& o, const std::function<void()>& body,
   return rounds[rounds.size() / 2];
 }
 
+// The mean host nanoseconds per call of each of `bodies` in each round,
+// the bodies taking turns round by round so that a host whose speed drifts
+// (other tenants, clocks) slows them alike: per body, one value per round.
+std::vector<std::vector<double>> time_rounds_interleaved(
+    const Options& o, const std::vector<std::function<void()>>& bodies,
+    const std::function<void()>& sync) {
+  std::vector<std::vector<double>> rounds(bodies.size());
+  Options one_round = o;
+  one_round.rounds = 1;
+  for (int r = 0; r < o.rounds; ++r) {
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+      rounds[b].push_back(time_per_call(one_round, bodies[b], sync));
+    }
+  }
+  return rounds;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 struct Measurement {
   std::string name;
   double nanoseconds;
+  // For a launch measured in turns with the raw call: the median over
+  // rounds of (this launch - the raw call) in the same round.
+  std::optional<double> over_raw = std::nullopt;
 };
 
 // Device buffers and arguments of expand for one request, on `platform`.
@@ -118,7 +144,6 @@ struct ExpandCall {
 
 void report(const Options& o, const std::string& device,
             const std::vector<Measurement>& m) {
-  const double raw = m.front().nanoseconds;
   if (o.json) {
     std::cout << "{\"platform\": \"" << o.platform << "\", \"device\": \""
               << device << "\", \"iterations\": " << o.iterations
@@ -127,6 +152,14 @@ void report(const Options& o, const std::string& device,
       std::cout << (i ? ", " : "") << "\"" << m[i].name
                 << "\": " << fmt::format("{:.1f}", m[i].nanoseconds);
     }
+    std::cout << "}, \"ns_over_raw\": {";
+    bool first = true;
+    for (const Measurement& x : m) {
+      if (!x.over_raw) continue;
+      std::cout << (first ? "" : ", ") << "\"" << x.name
+                << "\": " << fmt::format("{:.1f}", *x.over_raw);
+      first = false;
+    }
     std::cout << "}}\n";
     return;
   }
@@ -134,36 +167,49 @@ void report(const Options& o, const std::string& device,
                            o.platform, device, o.iterations, o.rounds);
   for (const Measurement& x : m) {
     std::cout << fmt::format("  {:<34} {:8.1f} ns", x.name, x.nanoseconds);
-    if (&x != &m.front() && x.name.rfind("jitwarm launch", 0) == 0) {
-      std::cout << fmt::format("   (+{:.1f} ns over {})", x.nanoseconds - raw,
-                               m.front().name);
+    if (x.over_raw) {
+      std::cout << fmt::format(
+          "   (+{:.1f} ns over {}: the median of per-round differences)",
+          *x.over_raw, m.front().name);
     }
     std::cout << "\n";
   }
 }
 
-// What every platform measures besides its raw call.
+// What every platform measures: its raw call (`raw_name`, `raw`) and
+// jitwarm's launches through C++ and C, in turns round by round, then the
+// parts of a jitwarm launch alone.
 void measure_jitwarm(const Options& o, Runtime& runtime,
                      const KernelHandle& expand, jw_kernel_handle* c_expand,
                      ExpandCall& call, void* stream,
                      const std::function<void()>& sync,
+                     const std::string& raw_name,
+                     const std::function<void()>& raw,
                      std::vector<Measurement>& out) {
   LaunchOptions launch;
   launch.platform = o.platform;
   launch.stream = stream;
-  out.push_back({"jitwarm launch (C++ KernelHandle)",
-                 time_per_call(
-                     o, [&] { expand.launch(call.args, launch); }, sync)});
-  out.push_back({"jitwarm launch (C jw_kernel_launch)",
-                 time_per_call(
-                     o,
-                     [&] {
-                       if (jw_kernel_launch(c_expand, o.platform.c_str(), 0,
-                                            call.args.data(), call.args.size(),
-                                            stream) != JW_OK)
-                         throw Error(JW_ERROR_LAUNCH_FAILED, jw_last_error());
-                     },
-                     sync)});
+  const std::vector<std::vector<double>> rounds = time_rounds_interleaved(
+      o,
+      {raw, [&] { expand.launch(call.args, launch); },
+       [&] {
+         if (jw_kernel_launch(c_expand, o.platform.c_str(), 0, call.args.data(),
+                              call.args.size(), stream) != JW_OK)
+           throw Error(JW_ERROR_LAUNCH_FAILED, jw_last_error());
+       }},
+      sync);
+  const auto over_raw = [&](std::size_t b) {
+    std::vector<double> differences;
+    for (std::size_t r = 0; r < rounds[b].size(); ++r) {
+      differences.push_back(rounds[b][r] - rounds[0][r]);
+    }
+    return median(differences);
+  };
+  out.push_back({raw_name, median(rounds[0]), std::nullopt});
+  out.push_back(
+      {"jitwarm launch (C++ KernelHandle)", median(rounds[1]), over_raw(1)});
+  out.push_back(
+      {"jitwarm launch (C jw_kernel_launch)", median(rounds[2]), over_raw(2)});
   out.push_back(
       {"signature + prepared lookup",
        time_per_call(o,
@@ -188,12 +234,21 @@ void measure_jitwarm(const Options& o, Runtime& runtime,
 int run(const Options& o) {
   // The C API runtime is the one measured for both APIs, so the C++ handle
   // and the C handle share prepared launches and artifacts.
+  // Neither runtime has a persistent or remote cache: a first launch must
+  // compile, and the bench leaves the user's cache alone.
   jw_runtime* c_runtime = nullptr;
-  if (jw_runtime_create(&c_runtime) != JW_OK ||
+  jw_runtime_options c_options{};
+  c_options.struct_size = sizeof(c_options);
+  c_options.no_cache_dir = 1;
+  c_options.no_remote_cache = 1;
+  if (jw_runtime_create_with_options(&c_options, &c_runtime) != JW_OK ||
       jw_runtime_load_plugins(c_runtime, nullptr, 0) != JW_OK) {
     throw Error(JW_ERROR_INTERNAL, jw_last_error());
   }
-  Runtime runtime;
+  RuntimeOptions options;
+  options.no_cache_dir = true;
+  options.no_remote_cache = true;
+  Runtime runtime(options);
   runtime.load_plugins();
   const bool device = o.platform != "cpu";
   if (device) {
@@ -255,14 +310,13 @@ int run(const Options& o) {
                              artifact->binary.data(), artifact->binary.size(),
                              std::string(artifact->format).c_str(),
                              std::string(artifact->entry_point).c_str(), 0});
-    m.push_back({"kernel alone (reference, prepared)",
-                 time_per_call(o,
-                               [&] {
-                                 reference_cpu::run_prepared(
-                                     definition, instantiation, call.args);
-                               },
-                               {})});
-    measure_jitwarm(o, runtime, expand, c_expand, call, nullptr, {}, m);
+    measure_jitwarm(
+        o, runtime, expand, c_expand, call, nullptr, {},
+        "kernel alone (reference, prepared)",
+        [&] {
+          reference_cpu::run_prepared(definition, instantiation, call.args);
+        },
+        m);
   }
 #if JITWARM_BENCH_CUDA
   else if (o.platform == "cuda") {
@@ -298,16 +352,14 @@ int run(const Options& o) {
     const auto sync = [&] {
       check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
     };
-    m.push_back({"raw cuLaunchKernel",
-                 time_per_call(
-                     o,
-                     [&] {
-                       check(api.cuLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0,
-                                                stream, params, nullptr),
-                             "cuLaunchKernel");
-                     },
-                     sync)});
-    measure_jitwarm(o, runtime, expand, c_expand, call, stream, sync, m);
+    measure_jitwarm(
+        o, runtime, expand, c_expand, call, stream, sync, "raw cuLaunchKernel",
+        [&] {
+          check(api.cuLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0, stream,
+                                   params, nullptr),
+                "cuLaunchKernel");
+        },
+        m);
     // The driver queries the CUDA plugin makes on each launch besides the
     // launch itself (cuda_device_driver.cpp: the stream's context and its
     // id, then the current context), timed alone: the part of jitwarm's
@@ -357,17 +409,15 @@ int run(const Options& o) {
     const auto sync = [&] {
       check(api.hipStreamSynchronize(nullptr), "hipStreamSynchronize");
     };
-    m.push_back({"raw hipModuleLaunchKernel",
-                 time_per_call(
-                     o,
-                     [&] {
-                       check(api.hipModuleLaunchKernel(function, 1, 1, 1, 64, 1,
-                                                       1, 0, nullptr, params,
-                                                       nullptr),
-                             "hipModuleLaunchKernel");
-                     },
-                     sync)});
-    measure_jitwarm(o, runtime, expand, c_expand, call, nullptr, sync, m);
+    measure_jitwarm(
+        o, runtime, expand, c_expand, call, nullptr, sync,
+        "raw hipModuleLaunchKernel",
+        [&] {
+          check(api.hipModuleLaunchKernel(function, 1, 1, 1, 64, 1, 1, 0,
+                                          nullptr, params, nullptr),
+                "hipModuleLaunchKernel");
+        },
+        m);
     sync();
     static_cast<void>(api.hipModuleUnload(module));
   }

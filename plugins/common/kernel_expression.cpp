@@ -10,6 +10,7 @@
 #include <array>
 #include <cctype>
 #include <cstring>
+#include <optional>
 
 namespace jitwarm::gpu {
 namespace {
@@ -666,6 +667,12 @@ KernelExpression KernelExpression::parse(std::string_view text,
   e.root_ = parser.parse();
   e.type_ = e.nodes_[e.root_].type;
   e.varies_ = scope == ExprScope::launch && e.varies(e.root_, names);
+  e.node_varies_.resize(e.nodes_.size());
+  if (scope == ExprScope::launch) {
+    for (uint32_t i = 0; i < e.nodes_.size(); ++i) {
+      e.node_varies_[i] = e.varies(i, names) ? 1 : 0;
+    }
+  }
   const Node& root = e.nodes_[e.root_];
   if (root.op == kConstant && root.type == ExprType::text) {
     throw ExpressionError(root.column,
@@ -982,6 +989,8 @@ struct Evaluator {
       case kBlockThreads: {
         const int64_t w = warp();
         const int64_t accesses = std::max<int64_t>(arg_int(0), 1);
+        if (accesses > INT64_MAX - w)
+          runtime_fail("'" + text_of(n) + "' overflows");
         const int64_t wanted = (accesses + w - 1) / w * w;
         return std::clamp(wanted, w, threads_cap(arg_int(1)));
       }
@@ -1097,6 +1106,458 @@ std::string KernelExpression::values(const CompileInputs& in) const {
   std::string out;
   Evaluator{*this, &in, nullptr}.collect(root_, out);
   return out;
+}
+
+// --------------------------------------------------------------------------
+// LaunchProgram
+// --------------------------------------------------------------------------
+
+namespace {
+
+enum ProgramOp : uint8_t {
+  pConst,     // push value
+  pLoad,      // push out[target] (a varying launch let)
+  pIntParam,  // push scalar argument `param` as an integer
+  pShape,     // pop d; push shape(param, d)
+  pStride,    // pop d; push stride(param, d)
+  pShapeAt,   // push shape(param, value)
+  pStrideAt,  // push stride(param, value)
+  pNegate,    // checked
+  pAdd,       // checked, as every arithmetic op below
+  pSub,
+  pMul,
+  pDiv,
+  pMod,
+  pEq,
+  pNe,
+  pLt,
+  pLe,
+  pGt,
+  pGe,
+  pNot,
+  pMin,
+  pMax,
+  pClamp,  // pop hi, lo, x
+  pCeilDiv,
+  pRoundUp,
+  pNextPow2,
+  pThreadsCap,    // param = warp size, value = the function's thread limit
+  pBlockThreads,  // likewise
+  pLanesFor,      // param = warp size
+  pFitsDtype,     // push whether scalar argument `param` fits dtype `value`
+  pAndJump,       // top false: jump to target keeping it; else pop
+  pOrJump,        // top true: jump to target keeping it; else pop
+  pJumpIfFalse,   // pop; false: jump to target
+  pJump,
+  pStore,    // pop into out[target]
+  pRequire,  // pop; false: the run fails
+};
+
+constexpr uint32_t kMaxProgramStack = 16;
+
+int64_t threads_cap_of(int64_t cap, int64_t warp, int64_t limit) {
+  return std::max(warp, std::min(cap, limit) / warp * warp);
+}
+
+}  // namespace
+
+bool LaunchProgram::emit(const KernelExpression& e, uint32_t index,
+                         const LaunchInputs& in, std::vector<Instruction>& code,
+                         uint32_t& depth, uint32_t& max_depth) const {
+  using Node = KernelExpression::Node;
+  const Node& n = e.nodes_[index];
+  const auto push = [&](Instruction instruction, int delta) {
+    code.push_back(instruction);
+    depth = static_cast<uint32_t>(static_cast<int>(depth) + delta);
+    max_depth = std::max(max_depth, depth);
+  };
+  const auto op = [](uint8_t o) {
+    Instruction i;
+    i.op = o;
+    return i;
+  };
+  const auto child = [&](uint32_t k) { return e.children_[n.first_child + k]; };
+  const auto emit_child = [&](uint32_t k) {
+    return emit(e, child(k), in, code, depth, max_depth);
+  };
+  const auto param_of = [&](uint32_t k) {
+    return static_cast<uint16_t>(e.nodes_[child(k)].value);
+  };
+  const auto warp = [&] {
+    return static_cast<uint16_t>(std::max<uint32_t>(in.limits->warp_size, 1));
+  };
+  // A node that is the same at every launch: its value now is its value
+  // then. If it fails now it is left to the general evaluation (it may sit
+  // in a branch that is never taken).
+  const auto folded = [&](uint32_t node) -> std::optional<int64_t> {
+    if (e.node_varies(node) || e.nodes_[node].type == ExprType::text) {
+      return std::nullopt;
+    }
+    try {
+      const Evaluator evaluator{e, nullptr, &in};
+      return e.nodes_[node].type == ExprType::boolean
+                 ? (evaluator.boolean(node) ? 1 : 0)
+                 : evaluator.integer(node);
+    } catch (const plugin::PluginError&) {
+      return std::nullopt;
+    }
+  };
+  if (n.type == ExprType::text) return false;
+  if (const std::optional<int64_t> value = folded(index)) {
+    Instruction constant = op(pConst);
+    constant.value = *value;
+    push(constant, +1);
+    return true;
+  }
+  switch (n.op) {
+    case kConstant: {
+      Instruction constant = op(pConst);
+      constant.value = n.value;
+      push(constant, +1);
+      return true;
+    }
+    case kParam: {
+      if (n.type != ExprType::integer) return false;
+      Instruction load = op(pIntParam);
+      load.param = static_cast<uint16_t>(n.value);
+      push(load, +1);
+      return true;
+    }
+    case kLet: {
+      const auto i = static_cast<std::size_t>(n.value);
+      if (i < in.compile_lets.size()) return false;  // folded above if it can
+      Instruction load = op(pLoad);
+      load.target = static_cast<uint32_t>(i - in.compile_lets.size());
+      if (load.target >= kMaxSlots) return false;
+      push(load, +1);
+      return true;
+    }
+    case kNegate:
+    case kNot:
+      if (!emit_child(0)) return false;
+      push(op(n.op == kNegate ? pNegate : pNot), 0);
+      return true;
+    case kBinary: {
+      if (n.function == kAnd || n.function == kOr) {
+        // A known left side decides alone or leaves the right side alone.
+        if (const std::optional<int64_t> left = folded(child(0))) {
+          const bool decides = (*left != 0) == (n.function == kOr);
+          if (!decides) return emit_child(1);
+          Instruction constant = op(pConst);
+          constant.value = *left;
+          push(constant, +1);
+          return true;
+        }
+        if (!emit_child(0)) return false;
+        const std::size_t jump = code.size();
+        push(op(n.function == kAnd ? pAndJump : pOrJump), -1);
+        if (!emit_child(1)) return false;
+        code[jump].target = static_cast<uint32_t>(code.size());
+        return true;
+      }
+      static constexpr uint8_t kOps[] = {pAdd, pSub, pMul, pDiv, pMod, pEq,
+                                         pNe,  pLt,  pLe,  pGt,  pGe};
+      if (n.function >= std::size(kOps)) return false;
+      if (!emit_child(0) || !emit_child(1)) return false;
+      push(op(kOps[n.function]), -1);
+      return true;
+    }
+    case kCall: break;
+    default: return false;
+  }
+  switch (n.function) {
+    case kMin:
+    case kMax:
+      if (!emit_child(0)) return false;
+      for (uint32_t k = 1; k < n.child_count; ++k) {
+        if (!emit_child(k)) return false;
+        push(op(n.function == kMin ? pMin : pMax), -1);
+      }
+      return true;
+    case kClamp:
+      if (!emit_child(0) || !emit_child(1) || !emit_child(2)) return false;
+      push(op(pClamp), -2);
+      return true;
+    case kCeilDiv:
+    case kRoundUp:
+      if (!emit_child(0) || !emit_child(1)) return false;
+      push(op(n.function == kCeilDiv ? pCeilDiv : pRoundUp), -1);
+      return true;
+    case kNextPow2:
+      if (!emit_child(0)) return false;
+      push(op(pNextPow2), 0);
+      return true;
+    case kIf: {
+      if (const std::optional<int64_t> condition = folded(child(0))) {
+        return emit_child(*condition != 0 ? 1 : 2);
+      }
+      if (!emit_child(0)) return false;
+      const std::size_t to_else = code.size();
+      push(op(pJumpIfFalse), -1);
+      if (!emit_child(1)) return false;
+      const std::size_t to_end = code.size();
+      push(op(pJump), 0);
+      depth -= 1;  // the other branch starts where this one did
+      code[to_else].target = static_cast<uint32_t>(code.size());
+      if (!emit_child(2)) return false;
+      code[to_end].target = static_cast<uint32_t>(code.size());
+      return true;
+    }
+    case kShape:
+    case kStride: {
+      Instruction read;
+      read.param = param_of(0);
+      if (const std::optional<int64_t> d = folded(child(1))) {
+        read.op = n.function == kShape ? pShapeAt : pStrideAt;
+        read.value = *d;
+        push(read, +1);
+        return true;
+      }
+      if (!emit_child(1)) return false;
+      read.op = n.function == kShape ? pShape : pStride;
+      push(read, 0);
+      return true;
+    }
+    case kThreadsCap:
+    case kBlockThreads: {
+      const bool cap = n.function == kThreadsCap;
+      if (!emit_child(0) || (!cap && !emit_child(1))) return false;
+      Instruction limit = op(cap ? pThreadsCap : pBlockThreads);
+      limit.param = warp();
+      limit.value = in.limits->max_threads_per_block;
+      push(limit, cap ? 0 : -1);
+      return true;
+    }
+    case kLanesFor: {
+      if (!emit_child(0)) return false;
+      Instruction lanes = op(pLanesFor);
+      lanes.param = warp();
+      push(lanes, 0);
+      return true;
+    }
+    case kFitsDtype: {
+      Instruction fits = op(pFitsDtype);
+      fits.param = param_of(0);
+      fits.value = Evaluator{e, nullptr, &in}.dtype_of(param_of(1));
+      push(fits, +1);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+bool LaunchProgram::append(const KernelExpression& e, const LaunchInputs& in,
+                           Instruction last) {
+  std::vector<Instruction> code;
+  uint32_t depth = 0;
+  uint32_t max_depth = 0;
+  if (!emit(e, e.root_, in, code, depth, max_depth) ||
+      max_depth > kMaxProgramStack) {
+    return false;
+  }
+  // Jump targets are relative to `code`: move them to their place.
+  const auto base = static_cast<uint32_t>(code_.size());
+  for (Instruction& i : code) {
+    if (i.op == pAndJump || i.op == pOrJump || i.op == pJumpIfFalse ||
+        i.op == pJump) {
+      i.target += base;
+    }
+  }
+  code.push_back(last);
+  code_.insert(code_.end(), code.begin(), code.end());
+  return true;
+}
+
+bool LaunchProgram::store(const KernelExpression& e, const LaunchInputs& in,
+                          uint32_t slot) {
+  if (slot >= kMaxSlots) return false;
+  Instruction store;
+  store.op = pStore;
+  store.target = slot;
+  return append(e, in, store);
+}
+
+bool LaunchProgram::require(const KernelExpression& e, const LaunchInputs& in) {
+  Instruction require;
+  require.op = pRequire;
+  return append(e, in, require);
+}
+
+bool LaunchProgram::run(std::span<const jw_arg_value> args,
+                        std::array<int64_t, kMaxSlots>& out) const {
+  std::array<int64_t, kMaxProgramStack> stack;
+  uint32_t sp = 0;  // emit() bounded the depth
+  const Instruction* const code = code_.data();
+  const auto size = static_cast<uint32_t>(code_.size());
+  const auto tensor_meta = [&](uint16_t p) -> const jw_tensor_meta& {
+    return args[p].value.tensor->meta;
+  };
+  for (uint32_t pc = 0; pc < size; ++pc) {
+    const Instruction& i = code[pc];
+    // The top of the stack, for the ops that pop.
+    const auto top = [&]() -> int64_t& { return stack[sp - 1]; };
+    switch (i.op) {
+      case pConst: stack[sp++] = i.value; break;
+      case pLoad: stack[sp++] = out[i.target]; break;
+      case pIntParam: {
+        const jw_scalar& s = args[i.param].value.scalar;
+        if (s.kind == JW_SCALAR_INT || s.kind == JW_SCALAR_BOOL) {
+          stack[sp++] = s.value.i;
+        } else if (s.kind == JW_SCALAR_UINT &&
+                   s.value.u <= static_cast<uint64_t>(INT64_MAX)) {
+          stack[sp++] = static_cast<int64_t>(s.value.u);
+        } else {
+          return false;
+        }
+        break;
+      }
+      case pShapeAt:
+      case pStrideAt: stack[sp++] = i.value; [[fallthrough]];
+      case pShape:
+      case pStride: {
+        const jw_tensor_meta& m = tensor_meta(i.param);
+        int64_t& d_top = stack[sp - 1];
+        const int64_t d = d_top;
+        if (d < 0 || d >= static_cast<int64_t>(m.rank)) return false;
+        if (i.op == pShape || i.op == pShapeAt) {
+          d_top = m.shape[d];
+        } else if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
+          d_top = m.strides[d];
+        } else {
+          int64_t stride = 1;
+          for (auto k = static_cast<int64_t>(m.rank) - 1; k > d; --k) {
+            if (__builtin_mul_overflow(stride, std::max<int64_t>(m.shape[k], 1),
+                                       &stride)) {
+              return false;
+            }
+          }
+          d_top = stride;
+        }
+        break;
+      }
+      case pNegate:
+        if (top() == INT64_MIN) return false;
+        top() = -top();
+        break;
+      case pNot: top() = top() == 0 ? 1 : 0; break;
+      case pAndJump:
+        if (top() == 0) {
+          pc = i.target - 1;
+        } else {
+          --sp;
+        }
+        break;
+      case pOrJump:
+        if (top() != 0) {
+          pc = i.target - 1;
+        } else {
+          --sp;
+        }
+        break;
+      case pJumpIfFalse:
+        --sp;
+        if (stack[sp] == 0) pc = i.target - 1;
+        break;
+      case pJump: pc = i.target - 1; break;
+      case pStore: out[i.target] = stack[--sp]; break;
+      case pRequire:
+        if (stack[--sp] == 0) return false;
+        break;
+      case pNextPow2: {
+        int64_t p = 1;
+        while (p < top()) {
+          if (p > INT64_MAX / 2) return false;
+          p *= 2;
+        }
+        top() = p;
+        break;
+      }
+      case pThreadsCap: top() = threads_cap_of(top(), i.param, i.value); break;
+      case pLanesFor: {
+        int64_t lanes = 1;
+        while (lanes < top() && lanes < i.param) lanes *= 2;
+        top() = lanes;
+        break;
+      }
+      case pFitsDtype: {
+        const jw_scalar& s = args[i.param].value.scalar;
+        const auto d = static_cast<jw_dtype>(i.value);
+        bool fits = false;
+        if (s.kind == JW_SCALAR_FLOAT) {
+          fits = d == JW_DTYPE_FLOAT32 || d == JW_DTYPE_FLOAT64;
+        } else if (d == JW_DTYPE_INT32) {
+          fits = s.kind == JW_SCALAR_UINT
+                     ? s.value.u <= INT32_MAX
+                     : s.value.i >= INT32_MIN && s.value.i <= INT32_MAX;
+        } else if (d == JW_DTYPE_INT64) {
+          fits = s.kind != JW_SCALAR_UINT ||
+                 s.value.u <= static_cast<uint64_t>(INT64_MAX);
+        } else {
+          fits = d == JW_DTYPE_FLOAT32 || d == JW_DTYPE_FLOAT64;
+        }
+        stack[sp++] = fits ? 1 : 0;
+        break;
+      }
+      case pClamp: {
+        const int64_t hi = stack[--sp];
+        const int64_t lo = stack[--sp];
+        if (lo > hi) return false;
+        stack[sp - 1] = std::clamp(stack[sp - 1], lo, hi);
+        break;
+      }
+      default: {
+        // The binary operators: b on top, a below it.
+        const int64_t b = stack[--sp];
+        int64_t& a = stack[sp - 1];
+        switch (i.op) {
+          case pAdd:
+            if (__builtin_add_overflow(a, b, &a)) return false;
+            break;
+          case pSub:
+            if (__builtin_sub_overflow(a, b, &a)) return false;
+            break;
+          case pMul:
+            if (__builtin_mul_overflow(a, b, &a)) return false;
+            break;
+          case pDiv:
+          case pMod:
+            if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+            a = i.op == pDiv ? a / b : a % b;
+            break;
+          case pEq: a = a == b; break;
+          case pNe: a = a != b; break;
+          case pLt: a = a < b; break;
+          case pLe: a = a <= b; break;
+          case pGt: a = a > b; break;
+          case pGe: a = a >= b; break;
+          case pMin: a = std::min(a, b); break;
+          case pMax: a = std::max(a, b); break;
+          case pCeilDiv:
+          case pRoundUp: {
+            if (b <= 0 || a < 0) return false;
+            const int64_t q = a / b + (a % b != 0);
+            if (i.op == pCeilDiv) {
+              a = q;
+            } else if (__builtin_mul_overflow(q, b, &a)) {
+              return false;
+            }
+            break;
+          }
+          case pBlockThreads: {
+            // a = accesses, b = cap (block_threads(accesses, cap)).
+            const int64_t w = i.param;
+            const int64_t accesses = std::max<int64_t>(a, 1);
+            if (accesses > INT64_MAX - w) return false;
+            const int64_t wanted = (accesses + w - 1) / w * w;
+            a = std::clamp(wanted, w, threads_cap_of(b, w, i.value));
+            break;
+          }
+          default: return false;
+        }
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace jitwarm::gpu

@@ -19,6 +19,7 @@
 
 #include <jitwarm/jitwarm.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -101,6 +102,8 @@ class KernelExpression {
   // evaluates the others once per prepared launch and device
   // (launch_plan.hpp, LaunchPlanCache).
   bool varies_per_launch() const { return varies_; }
+  // The same for one node (LaunchProgram folds the nodes that do not).
+  bool node_varies(uint32_t node) const { return node_varies_[node] != 0; }
 
   // Compile scope. Text values are spellings (element(x) -> "jw::bf16").
   int64_t integer(const CompileInputs& in) const;
@@ -133,12 +136,62 @@ class KernelExpression {
   ExprType type_ = ExprType::integer;
   ExprScope scope_ = ExprScope::compile;
   bool varies_ = true;
+  std::vector<uint8_t> node_varies_;  // per node, launch scope
   std::vector<Node> nodes_;
   std::vector<uint32_t> children_;
   uint32_t root_ = 0;
   bool varies(uint32_t index, const ExprNames& names) const;
   friend class ExpressionParser;
   friend struct Evaluator;
+  friend class LaunchProgram;
+};
+
+// Launch-scope expressions compiled for the launches of one prepared
+// launch on one device (launch_plan.cpp's LaunchPlanCache): what does not
+// vary per launch is folded into constants, evaluated once with the inputs
+// of the launch that fills the cache; what varies (shapes, strides, scalar
+// arguments and what is computed from them) becomes a flat postfix program
+// that a launch runs with no recursion, allocation or text.
+//
+// A run computes exactly what the expressions would, or stops with false
+// where their evaluation would fail (an overflow, a division by zero, a
+// dimension out of range, a failed check): the caller then evaluates the
+// expressions themselves, which say why. So the program never needs error
+// text of its own, and the order it reads in does not matter.
+class LaunchProgram {
+ public:
+  // Output slots. A varying launch let read by a later expression is read
+  // from its slot, so launch let i must be stored in slot i.
+  static constexpr uint32_t kMaxSlots = 48;
+
+  // Appends code that stores `e`'s value in `slot` (booleans as 0 or 1).
+  // False (appending nothing) when `e` uses what the program cannot
+  // express; the caller then keeps evaluating `e` itself.
+  bool store(const KernelExpression& e, const LaunchInputs& in, uint32_t slot);
+  // Appends code that ends run() with false when boolean `e` is false.
+  bool require(const KernelExpression& e, const LaunchInputs& in);
+
+  // Runs the program on one launch's arguments (schema order, validated by
+  // the core), writing its slots into `out`.
+  bool run(std::span<const jw_arg_value> args,
+           std::array<int64_t, kMaxSlots>& out) const;
+  bool empty() const { return code_.empty(); }
+
+  struct Instruction {
+    uint8_t op = 0;
+    uint16_t param = 0;   // a parameter's schema position, or the warp size
+    uint32_t target = 0;  // a jump's destination, or a slot
+    int64_t value = 0;    // a constant, a dtype, a thread limit
+  };
+
+ private:
+  // Appends node `node` of `e`; false if it cannot.
+  bool emit(const KernelExpression& e, uint32_t node, const LaunchInputs& in,
+            std::vector<Instruction>& code, uint32_t& depth,
+            uint32_t& max_depth) const;
+  bool append(const KernelExpression& e, const LaunchInputs& in,
+              Instruction last);
+  std::vector<Instruction> code_;
 };
 
 }  // namespace jitwarm::gpu

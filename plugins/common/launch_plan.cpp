@@ -6,6 +6,7 @@
 
 #include <jitwarm/plugin.hpp>
 
+#include "kernel_expression.hpp"
 #include "kernel_instantiation.hpp"
 #include "key_params.hpp"
 
@@ -351,11 +352,75 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
                      args, limits);
 }
 
+namespace {
+
+// LaunchProgram slots: launch let i in slot i (as the program reads them),
+// then block, grid, shared memory and extra arguments.
+constexpr uint32_t kBlockSlot = kMaxLaunchValues;
+constexpr uint32_t kGridSlot = kBlockSlot + 3;
+constexpr uint32_t kSharedMemorySlot = kGridSlot + 3;
+constexpr uint32_t kExtraSlot = kSharedMemorySlot + 1;
+static_assert(kExtraSlot + LaunchPlan::kMaxExtra <= LaunchProgram::kMaxSlots);
+
+}  // namespace
+
+LaunchPlanCache::~LaunchPlanCache() = default;
+
+void LaunchPlanCache::compile(const KernelDescriptor& d,
+                              const LaunchInputs& in) {
+  auto program = std::make_unique<LaunchProgram>();
+  bool compiled = true;
+  const auto output = [&](const KernelExpression& e, Field field, uint8_t index,
+                          uint32_t slot) {
+    if (!e.varies_per_launch()) return;
+    compiled = compiled && program->store(e, in, slot);
+    outputs_[output_count_++] = Output{field, index, slot};
+  };
+  for (const DescriptorCheck& check : d.launch_checks) {
+    if (check.expression.varies_per_launch()) {
+      compiled = compiled && program->require(check.expression, in);
+    }
+  }
+  for (std::size_t i = 0; i < d.launch_values.size(); ++i) {
+    const KernelExpression& e = d.launch_values[i].expression;
+    if (e.varies_per_launch()) {
+      compiled = compiled && program->store(e, in, static_cast<uint32_t>(i));
+    }
+  }
+  for (uint8_t axis = 0; axis < 3; ++axis) {
+    output(d.block[axis], Field::block, axis, kBlockSlot + axis);
+    block_varies_ = block_varies_ || d.block[axis].varies_per_launch();
+    output(d.grid[axis], Field::grid, axis, kGridSlot + axis);
+  }
+  if (d.shared_memory) {
+    output(*d.shared_memory, Field::shared_memory, 0, kSharedMemorySlot);
+  }
+  for (std::size_t k = 0; k < d.extra_args.size(); ++k) {
+    output(d.extra_args[k].expression, Field::extra, static_cast<uint8_t>(k),
+           kExtraSlot + static_cast<uint32_t>(k));
+  }
+  // The plan's constant part.
+  plan_.geometry.block = block_;
+  plan_.geometry.grid = grid_;
+  plan_.geometry.shared_memory_bytes = shared_memory_bytes_;
+  plan_.extra_count = static_cast<uint32_t>(d.extra_args.size());
+  for (std::size_t k = 0; k < d.extra_args.size(); ++k) {
+    plan_.extra[k] = ExtraArgument{d.extra_args[k].type, extra_[k]};
+  }
+  program_ = std::move(program);
+  fast_ = compiled;
+}
+
 LaunchPlan plan_launch(const KernelInstantiation& instantiation,
                        const KeyParams& params,
                        std::span<const jw_arg_value> args,
                        const DeviceLimits& limits, LaunchPlanCache* cache) {
   const KernelDescriptor& d = *instantiation.descriptor;
+  if (cache != nullptr && cache->ready_.load(std::memory_order_acquire) &&
+      cache->fast_ && args.size() == params.key().num_params) {
+    LaunchPlan plan;
+    if (cache->plan_varying(args, limits, plan)) return plan;
+  }
   // What does not vary per launch comes from the cache once it is filled.
   const bool cached =
       cache != nullptr && cache->ready_.load(std::memory_order_acquire);
@@ -498,9 +563,49 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     for (std::size_t k = 0; k < plan.extra_count; ++k) {
       cache->extra_[k] = plan.extra[k].value;
     }
+    cache->compile(d, in);
     cache->ready_.store(true, std::memory_order_release);
   }
   return plan;
+}
+
+bool LaunchPlanCache::plan_varying(std::span<const jw_arg_value> args,
+                                   const DeviceLimits& limits,
+                                   LaunchPlan& plan) const {
+  std::array<int64_t, LaunchProgram::kMaxSlots> slots;
+  if (!program_->run(args, slots)) return false;
+  plan = plan_;
+  uint32_t* const block[] = {&plan.geometry.block.x, &plan.geometry.block.y,
+                             &plan.geometry.block.z};
+  uint32_t* const grid[] = {&plan.geometry.grid.x, &plan.geometry.grid.y,
+                            &plan.geometry.grid.z};
+  const uint32_t max_grid[] = {limits.max_grid.x, limits.max_grid.y,
+                               limits.max_grid.z};
+  for (uint32_t k = 0; k < output_count_; ++k) {
+    const Output& o = outputs_[k];
+    const int64_t v = slots[o.slot];
+    switch (o.field) {
+      case Field::block:
+        if (v <= 0 || v > UINT32_MAX) return false;
+        *block[o.index] = static_cast<uint32_t>(v);
+        break;
+      case Field::grid:
+        if (v < 0 || v > max_grid[o.index]) return false;
+        *grid[o.index] = static_cast<uint32_t>(v);
+        break;
+      case Field::shared_memory:
+        if (v < 0 || v > UINT32_MAX) return false;
+        plan.geometry.shared_memory_bytes = static_cast<uint32_t>(v);
+        break;
+      case Field::extra: plan.extra[o.index].value = v; break;
+    }
+  }
+  if (block_varies_) {
+    const uint64_t threads = uint64_t{plan.geometry.block.x} *
+                             plan.geometry.block.y * plan.geometry.block.z;
+    if (threads > limits.max_threads_per_block) return false;
+  }
+  return true;
 }
 
 }  // namespace jitwarm::gpu

@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -62,7 +63,10 @@ struct LaunchPlan {
   uint32_t extra_count = 0;
 };
 
-class KeyParams;  // key_params.hpp
+class KeyParams;          // key_params.hpp
+class LaunchProgram;      // kernel_expression.hpp
+struct KernelDescriptor;  // kernel_descriptor.hpp
+struct LaunchInputs;      // kernel_expression.hpp
 
 // The kernel parameters of one launch, each in its own 8-byte slot (every
 // parameter of the set is a pointer, a 32/64-bit integer or a float/double).
@@ -156,13 +160,26 @@ inline constexpr std::size_t kMaxLaunchValues = 32;
 class LaunchPlanCache {
  public:
   LaunchPlanCache() = default;
+  ~LaunchPlanCache();
   LaunchPlanCache(const LaunchPlanCache&) = delete;
   LaunchPlanCache& operator=(const LaunchPlanCache&) = delete;
+  // Whether it is filled and later launches take the fast path (every
+  // varying expression compiled into its LaunchProgram).
+  bool compiled() const {
+    return ready_.load(std::memory_order_acquire) && fast_;
+  }
 
  private:
   friend LaunchPlan plan_launch(const KernelInstantiation&, const KeyParams&,
                                 std::span<const jw_arg_value>,
                                 const DeviceLimits&, LaunchPlanCache*);
+  // Builds the fast path from the launch that filled the cache.
+  void compile(const KernelDescriptor& d, const LaunchInputs& in);
+  // The fast path: the cached plan, and the program for what varies. False
+  // when something is out of range or a check fails: plan_launch's general
+  // path then says what.
+  bool plan_varying(std::span<const jw_arg_value> args,
+                    const DeviceLimits& limits, LaunchPlan& plan) const;
   std::atomic<bool> claimed_{false}, ready_{false};
   struct Value {  // a launch value, as kernel_expression.hpp's ExprSlot
     int64_t integer = 0;
@@ -172,6 +189,22 @@ class LaunchPlanCache {
   Dim3 block_, grid_;
   uint32_t shared_memory_bytes_ = 0;
   std::array<int64_t, LaunchPlan::kMaxExtra> extra_{};
+
+  // The fast path, when every varying expression compiled (fast_): the
+  // plan with what does not vary filled in, the program that computes the
+  // rest and where its slots go.
+  bool fast_ = false;
+  LaunchPlan plan_;
+  std::unique_ptr<LaunchProgram> program_;
+  enum class Field : uint8_t { block, grid, shared_memory, extra };
+  struct Output {
+    Field field = Field::block;
+    uint8_t index = 0;  // axis or extra argument
+    uint32_t slot = 0;
+  };
+  std::array<Output, 3 + 3 + 1 + LaunchPlan::kMaxExtra> outputs_{};
+  uint32_t output_count_ = 0;
+  bool block_varies_ = false;
 };
 
 // The same with a key already checked against its schema (a prepared

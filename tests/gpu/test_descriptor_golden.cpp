@@ -7,6 +7,7 @@
 // (`test_descriptor_golden --write DIR`).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <jitwarm/jitwarm.hpp>
+#include <jitwarm/plugin.hpp>
 
 #include <doctest/doctest.h>
 
@@ -21,6 +22,7 @@
 #include "kernel_instantiation.hpp"
 #include "kernel_key_matrix.hpp"
 #include "kernel_set.hpp"
+#include "key_params.hpp"
 #include "launch_plan.hpp"
 #include "memory.hpp"
 
@@ -98,6 +100,46 @@ struct KeyView {
   }
 };
 
+// The plan of `args` as text ("refused" when it cannot be planned), checked
+// to be the same through a prepared launch's plan cache filled by `fill` (a
+// launch of the same key): the cache's fast path must plan, and refuse, as
+// the general path does.
+std::string planned(const gpu::KernelInstantiation& inst,
+                    const jw_compile_key_view& key,
+                    std::span<const jw_arg_value> fill,
+                    std::span<const jw_arg_value> args,
+                    const gpu::DeviceLimits& limits) {
+  const gpu::KeyParams params(key, *inst.descriptor);
+  // The geometry (or the refusal) and the extra arguments.
+  const auto attempt =
+      [&](gpu::LaunchPlanCache* cache) -> std::pair<std::string, std::string> {
+    try {
+      const gpu::LaunchPlan plan =
+          gpu::plan_launch(inst, params, args, limits, cache);
+      std::string extra;
+      for (uint32_t k = 0; k < plan.extra_count; ++k) {
+        extra += " " + std::to_string(plan.extra[k].value);
+      }
+      return {plan.geometry.text(), extra};
+    } catch (const jitwarm::plugin::PluginError& e) {
+      return {"refused", e.what()};
+    }
+  };
+  const auto direct = attempt(nullptr);
+  gpu::LaunchPlanCache cache;
+  bool filled = true;
+  try {
+    gpu::plan_launch(inst, params, fill, limits, &cache);
+  } catch (const jitwarm::plugin::PluginError&) {
+    filled = false;  // nothing to cache from a launch that fails
+  }
+  // Every built-in descriptor's varying expressions compile.
+  CHECK(cache.compiled() == filled);
+  CHECK(attempt(&cache) == direct);
+  CHECK(attempt(&cache) == direct);
+  return direct.first;
+}
+
 std::string launch_plans() {
   std::vector<std::pair<std::string, gpu::DeviceLimits>> limits(3);
   limits[0].first = "h100";
@@ -128,13 +170,19 @@ std::string launch_plans() {
         args[i].value.scalar.value.i = args[i].value.scalar.value.i * 2 + 1000;
         const KeyView key(
             jitwarm::derive_key(schema, args, "cuda:sm_90", "golden"));
+        // The case's own arguments fill the cache when their key is this one.
+        const bool same_key =
+            jitwarm::derive_key(schema, placed.args(), "cuda:sm_90", "golden")
+                .text() == key.text;
         out << schema.short_name() << " " << recipe.name << " " << p.name
             << "*2+1000 => ";
         try {
           const gpu::KernelInstantiation inst =
               gpu::instantiate_kernel(key.view, target_of("cuda:sm_90", 32));
-          out << gpu::plan_launch(inst, key.view, args, limits[0].second)
-                     .geometry.text();
+          out << planned(
+              inst, key.view,
+              same_key ? placed.args() : std::span<const jw_arg_value>(args),
+              args, limits[0].second);
         } catch (const std::exception&) {
           out << "refused";
         }
@@ -150,8 +198,7 @@ std::string launch_plans() {
         try {
           const gpu::KernelInstantiation inst = gpu::instantiate_kernel(
               key.view, target_of(target, device.warp_size));
-          out << gpu::plan_launch(inst, key.view, placed.args(), device)
-                     .geometry.text();
+          out << planned(inst, key.view, placed.args(), placed.args(), device);
         } catch (const std::exception&) {
           out << "refused";
         }

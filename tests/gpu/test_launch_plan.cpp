@@ -601,3 +601,157 @@ TEST_CASE(
           plan_launch(inst, params, bad.values(), h100_like(), &cache);
         }).find("cu_num_tokens") != std::string::npos);
 }
+
+TEST_CASE(
+    "given launch expressions and arguments, then a compiled LaunchProgram "
+    "computes what the expression does, and declines exactly where the "
+    "expression fails") {
+  using jitwarm::gpu::ExprLet;
+  using jitwarm::gpu::ExprNames;
+  using jitwarm::gpu::ExprParam;
+  using jitwarm::gpu::ExprScope;
+  using jitwarm::gpu::ExprSlot;
+  using jitwarm::gpu::ExprType;
+  using jitwarm::gpu::KernelExpression;
+  using jitwarm::gpu::LaunchInputs;
+  using jitwarm::gpu::LaunchProgram;
+  const std::vector<ExprParam> params{{"x", JW_PARAM_TENSOR},
+                                      {"y", JW_PARAM_TENSOR},
+                                      {"n", JW_PARAM_INT},
+                                      {"s", JW_PARAM_SCALAR},
+                                      {"N", JW_PARAM_CONSTEXPR}};
+  // Compile lets come first among the names, then the launch lets.
+  const std::vector<ExprLet> lets{
+      {"compiled", ExprType::integer, ExprScope::compile, false},
+      {"fixed", ExprType::integer, ExprScope::launch, false},
+      {"moving", ExprType::integer, ExprScope::launch, true}};
+  const ExprNames names{params, lets};
+  const std::vector<std::string> texts{
+      "n + 1",
+      "n - shape(x, 0)",
+      "n * n",
+      "n * 4611686018427387904",
+      "n / (shape(x, 0) - 4)",
+      "n % 7",
+      "-n",
+      "n == 3",
+      "n != N",
+      "n < 0 || shape(x, 0) > 2",
+      "n > 0 && n / 0 > 1",
+      "n > 100 && N / 0 > 1",
+      "if(n > 5, ceil_div(n, 4), round_up(shape(x, 1), 16))",
+      "if(n > 5, n, 10 / 0)",
+      "min(n, shape(x, 0), 9)",
+      "max(n, 2)",
+      "clamp(n, shape(x, 0), 10)",
+      "next_pow2(n)",
+      "threads_cap(n)",
+      "block_threads(n, 256)",
+      "lanes_for(n)",
+      "fits_dtype(s, x)",
+      "fits_dtype(s, y)",
+      "stride(x, 0)",
+      "stride(y, 1)",
+      "stride(x, 0) * shape(x, 0)",
+      "shape(x, n)",
+      "moving * 2 + fixed",
+      "N * n + compiled",
+      "!(n > 3)",
+      "if(is_dtype(x, \"float32\"), n, 0)",
+      "dtype_bytes(y) * n + sm_count",
+      "ceil_div(n, max_grid_x) + round_up(n, N)",
+      "min(ceil_div(shape(x, 0), fixed * 4), max_grid_x)",
+  };
+  jw_tensor x{}, y{};
+  x.struct_size = y.struct_size = sizeof(jw_tensor);
+  x.meta.dtype = JW_DTYPE_FLOAT32;
+  y.meta.dtype = JW_DTYPE_INT32;
+  x.meta.rank = 2;
+  y.meta.rank = 2;
+  y.meta.flags = JW_TENSOR_HAS_STRIDES;
+  struct Inputs {
+    int64_t rows, columns;
+    jw_scalar n, s;
+    int64_t moving;
+  };
+  const auto int_scalar = [](int64_t v) {
+    jw_scalar s{};
+    s.kind = JW_SCALAR_INT;
+    s.value.i = v;
+    return s;
+  };
+  jw_scalar huge{};
+  huge.kind = JW_SCALAR_UINT;
+  huge.value.u = (1ull << 63) + 5;
+  jw_scalar fraction{};
+  fraction.kind = JW_SCALAR_FLOAT;
+  fraction.value.f = 1.5;
+  const std::vector<Inputs> inputs{
+      {4, 8, int_scalar(3), int_scalar(5), 7},
+      {4, 8, int_scalar(-5), int_scalar(int64_t{1} << 40), -2},
+      {0, 3, int_scalar(0), fraction, 0},
+      {12, 1, int_scalar(1), huge, 1},
+      {6, 2, int_scalar(7), int_scalar(-1), 100},
+      {5, 5, int_scalar(100), int_scalar(3), 9},
+      {1, 1, int_scalar(INT64_MAX), int_scalar(0), INT64_MAX},
+      {9, 4, huge, int_scalar(2), 3},
+      {3, 3, int_scalar(2), int_scalar(2147483648), 4},
+  };
+  const DeviceLimits limits = h100_like();
+  const std::vector<ExprSlot> compile_lets{{11, false}};
+  std::vector<jw_arg_value> args(5);
+  for (auto& a : args) a.struct_size = sizeof(jw_arg_value);
+  args[0].kind = args[1].kind = JW_VALUE_TENSOR;
+  args[0].value.tensor = &x;
+  args[1].value.tensor = &y;
+  args[2].kind = args[3].kind = args[4].kind = JW_VALUE_SCALAR;
+  args[4].value.scalar = int_scalar(4);  // N, the key's
+  std::vector<ExprSlot> launch_lets(2);
+  const auto set = [&](const Inputs& i) {
+    x.meta.shape[0] = y.meta.shape[0] = i.rows;
+    x.meta.shape[1] = y.meta.shape[1] = i.columns;
+    y.meta.strides[0] = i.columns * 3;
+    y.meta.strides[1] = 3;
+    args[2].value.scalar = i.n;
+    args[3].value.scalar = i.s;
+    launch_lets[0] = {8, false};  // fixed
+    launch_lets[1] = {i.moving, false};
+    LaunchInputs in;
+    in.args = args;
+    in.limits = &limits;
+    in.compile_lets = compile_lets;
+    in.lets = launch_lets;
+    return in;
+  };
+  int compiled = 0;
+  for (const std::string& text : texts) {
+    CAPTURE(text);
+    const KernelExpression e =
+        KernelExpression::parse(text, names, ExprScope::launch);
+    // Filled from the first inputs, as the first launch fills the cache.
+    LaunchProgram program;
+    if (!program.store(e, set(inputs[0]), 5)) continue;
+    ++compiled;
+    for (const Inputs& i : inputs) {
+      CAPTURE(i.rows);
+      CAPTURE(i.n.value.i);
+      CAPTURE(i.moving);
+      const LaunchInputs in = set(i);
+      bool evaluated = true;
+      int64_t expected = 0;
+      try {
+        expected = e.type() == ExprType::boolean ? (e.boolean(in) ? 1 : 0)
+                                                 : e.integer(in);
+      } catch (const PluginError&) {
+        evaluated = false;
+      }
+      std::array<int64_t, LaunchProgram::kMaxSlots> out{};
+      out[1] = i.moving;  // launch let 1, as the planner stores it
+      const bool ran = program.run(args, out);
+      CHECK(ran == evaluated);
+      if (ran && evaluated) CHECK(out[5] == expected);
+    }
+  }
+  // Every expression above is one the program can express.
+  CHECK(compiled == static_cast<int>(texts.size()));
+}
