@@ -29,19 +29,27 @@ BATCH = 500
 def time_launches(launch, iterations, between_batches=None):
     """Seconds per launch, the best of 5 rounds (the least disturbed by
     other work on the machine)."""
-    best = float("inf")
+    return time_in_turns([launch], iterations, between_batches)[0]
+
+
+def time_in_turns(calls, iterations, between_batches=None):
+    """Seconds per call of each of `calls`, the best of 5 rounds, the calls
+    taking turns round by round so that a host whose speed drifts slows
+    them alike."""
+    best = [float("inf")] * len(calls)
     for _ in range(5):
-        total, done = 0.0, 0
-        while done < iterations:
-            n = min(BATCH, iterations - done)
-            start = time.perf_counter()
-            for _ in range(n):
-                launch()
-            total += time.perf_counter() - start
-            done += n
-            if between_batches is not None:
-                between_batches()
-        best = min(best, total / iterations)
+        for k, call in enumerate(calls):
+            total, done = 0.0, 0
+            while done < iterations:
+                n = min(BATCH, iterations - done)
+                start = time.perf_counter()
+                for _ in range(n):
+                    call()
+                total += time.perf_counter() - start
+                done += n
+                if between_batches is not None:
+                    between_batches()
+            best[k] = min(best[k], total / iterations)
     return best
 
 
@@ -86,12 +94,35 @@ def bench_cuda(rt, iterations):
     if out.item() != 7:
         raise SystemExit(f"expand on cuda wrote {out.item()}, expected 7")
     compiles = rt.cache_stats().compiles
-    per_launch = time_launches(lambda: expand(out, x, cu, 5, 0, 8), iterations,
-                               between_batches=torch.cuda.synchronize)
+    # In turns with the launch: torch's own cheapest launch from Python (an
+    # in-place fill of a one-element tensor), and key_for, which reads the
+    # same arguments and derives their key but launches nothing.
+    per_launch, torch_fill, key_for = time_in_turns(
+        [lambda: expand(out, x, cu, 5, 0, 8), lambda: out.fill_(7),
+         lambda: expand.key_for(out, x, cu, 5, 0, 8)],
+        iterations, between_batches=torch.cuda.synchronize)
     if rt.cache_stats().compiles != compiles:
         raise SystemExit("a timed launch compiled")
+    # What the binding must ask torch for on each launch, asked from Python:
+    # each tensor's dtype, shape, strides, pointer and device, and torch's
+    # current stream (the binding makes the same calls through the C API,
+    # without the Python-level loop and lambda).
+    current_stream = torch._C._cuda_getCurrentRawStream
+
+    def torch_queries():
+        for t in (out, x, cu):
+            t.dtype, t.shape, t.stride(), t.data_ptr(), t.get_device()
+        current_stream(0)
+
+    queries = time_launches(torch_queries, iterations)
     print(f"cuda (torch CUDA tensors, torch's current stream): {per_launch * 1e6:.2f} us per "
           f"launch; {iterations} launches (target: <= 3 us)")
+    print(f"     in the same turns: torch's own launch of out.fill_(7) {torch_fill * 1e6:.2f} us; "
+          f"expand.key_for(...) (the arguments read, the key derived, no launch) "
+          f"{key_for * 1e6:.2f} us")
+    print(f"     of which torch answers the binding's questions (3 tensors' dtype, shape, "
+          f"stride(), data_ptr(), get_device(); the current stream), timed from Python: "
+          f"{queries * 1e6:.2f} us")
     return per_launch
 
 

@@ -85,6 +85,7 @@ if want python; then
     done
     export LD_LIBRARY_PATH=/tmp/jitwarm-libs:/usr/local/cuda/lib64
     python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
+    python3 bench/torch_query_costs.py 2>&1 | tee -a "$OUT/python.txt"
     # The whole package suite under this Python (3.12, NumPy 2, torch),
     # test_torch_cuda.py included: here it launches for real.
     JITWARM_TEST_REFERENCE_PLUGIN_DIR=$PWD/build-device/plugins/reference-cpu \

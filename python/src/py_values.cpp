@@ -29,6 +29,7 @@ struct Names {
   PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
   PyObject* dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
   PyObject* stream = PyUnicode_InternFromString("stream");
+  PyObject* torch = PyUnicode_InternFromString("torch");
 };
 const Names& names() {
   static const Names* n = new Names();  // lives as long as the interpreter
@@ -683,8 +684,15 @@ PyObject* LaunchArgs::original(const jw_tensor* tensor) const {
 
 void finish_stream_hint(LaunchArgs& args) {
   if (!args.wants_torch_stream_ || args.device_ < 0) return;
-  py::object torch = module_if_loaded("torch");
-  if (!torch) return;
+  // Every CUDA launch from torch passes here: the interned name and a
+  // one-argument vectorcall keep it to a dict lookup and a call.
+  PyObject* loaded =
+      PyDict_GetItemWithError(PyImport_GetModuleDict(), names().torch);
+  if (loaded == nullptr) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return;
+  }
+  py::object torch = py::reinterpret_borrow<py::object>(loaded);
   if (torch.ptr() != g_torch_module) {
     py::object c = py::getattr(torch, "_C", py::none());
     py::object fn =
@@ -696,8 +704,9 @@ void finish_stream_hint(LaunchArgs& args) {
     g_torch_current_stream = fn.release().ptr();
     g_torch_module = torch.release().ptr();
   }
-  py::object stream = steal_or_throw(
-      PyObject_CallFunction(g_torch_current_stream, "i", args.device_));
+  py::object device = steal_or_throw(PyLong_FromLong(args.device_));
+  py::object stream =
+      steal_or_throw(PyObject_CallOneArg(g_torch_current_stream, device.ptr()));
   args.has_stream_hint_ = true;
   args.stream_hint_ = PyLong_AsVoidPtr(stream.ptr());
   if (PyErr_Occurred()) throw py::error_already_set();
