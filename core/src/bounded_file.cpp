@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "file_descriptor.hpp"
+
 namespace jitwarm::detail {
 namespace {
 
@@ -21,20 +23,6 @@ const char* kind_of(mode_t mode) {
   if (S_ISLNK(mode)) return "a symbolic link";
   return "not a regular file";
 }
-
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 FileContents refused(FileContents::Status status, std::string why) {
   FileContents c;
@@ -66,7 +54,7 @@ FileContents read_bounded_file(const std::filesystem::path& path,
     return refused(Status::unreadable,
                    fmt::format("cannot be opened ({})", std::strerror(error)));
   }
-  const Descriptor file(fd);
+  const FileDescriptor file(fd);
   struct stat st {};
   if (::fstat(file.get(), &st) != 0)
     return refused(Status::unreadable,

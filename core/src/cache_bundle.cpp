@@ -19,6 +19,7 @@
 #include "byte_fields.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
+#include "file_descriptor.hpp"
 #include "in_flight_files.hpp"
 
 namespace jitwarm::detail {
@@ -29,22 +30,6 @@ constexpr char kBundleMagic[8] = {'J', 'W', 'B', 'U', 'N', 'D', 'L', 'E'};
 constexpr std::size_t kHeaderBytes = sizeof(kBundleMagic) + 4 + 4;
 // zstd's default level: ~1 GB/s to decompress, and cubins compress ~3x.
 constexpr int kCompressionLevel = 3;
-
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-  // Closes now, reporting a failed close (data not written).
-  int close() { return ::close(std::exchange(fd_, -1)); }
-
- private:
-  int fd_;
-};
 
 bool write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
@@ -231,9 +216,9 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items) {
       directory / fmt::format(".{}.tmp.{}.{:x}", path.filename().string(),
                               static_cast<long>(getpid()), rng());
   const InFlightFile in_flight(temp);
-  Descriptor fd(::open(temp.c_str(),
-                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       0644));
+  FileDescriptor fd(::open(temp.c_str(),
+                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                           0644));
   if (fd.get() < 0) {
     fail(JW_ERROR_IO, "cannot write bundle {}: {}", path.string(),
          std::strerror(errno));
@@ -273,7 +258,7 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items) {
 
 std::vector<BundleItem> read_bundle(const fs::path& path) {
   const std::string name = path.string();
-  Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     const int error = errno;
     fail(error == ENOENT ? JW_ERROR_NOT_FOUND : JW_ERROR_INVALID_ARGUMENT,
