@@ -10,21 +10,9 @@
 #include <cmath>
 
 #include "py_errors.hpp"
+#include "py_values.hpp"
 
 namespace jitwarm::python {
-namespace {
-
-[[noreturn]] void invalid(const std::string& message) {
-  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
-}
-
-std::string path_from(py::handle path) {
-  return py::str(py::module_::import("os").attr("fspath")(path))
-      .cast<std::string>();
-}
-
-}  // namespace
-
 void CacheArguments::apply(RuntimeOptions& o) const {
   if (!cache_dir.is_none()) o.cache_dir = path_from(cache_dir);
   if (!no_cache_dir.is_none()) o.no_cache_dir = no_cache_dir.cast<bool>();

@@ -55,6 +55,10 @@ std::string describe_current_python_error() {
 
 }  // namespace
 
+void invalid(const std::string& message) {
+  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
+}
+
 void set_python_error(const jitwarm::Error& error) {
   PyObject* cls = class_for(error.status());
   py::object instance = py::reinterpret_steal<py::object>(PyObject_CallFunction(

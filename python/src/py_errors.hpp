@@ -16,6 +16,11 @@ namespace jitwarm::python {
 
 namespace py = pybind11;
 
+// Throws jitwarm::Error(JW_ERROR_INVALID_ARGUMENT): a bad argument from
+// Python, reported as the core reports its own (a ValueError-like
+// jitwarm exception carrying the status).
+[[noreturn]] void invalid(const std::string& message);
+
 // Loads jitwarm._errors and registers the exception translator. Called once,
 // at import.
 void bind_errors(py::module_& m);

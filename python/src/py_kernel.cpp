@@ -69,10 +69,6 @@ KernelState& state_of(PyObject* self) {
   return *reinterpret_cast<KernelObject*>(self)->state;
 }
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
-}
-
 std::string parameter_list(const KernelSchema& schema) {
   std::string out;
   for (const ParamDesc& p : schema.params())

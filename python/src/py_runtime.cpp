@@ -20,16 +20,6 @@
 namespace jitwarm::python {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
-}
-
-// str or os.PathLike
-std::string path_from(py::handle path) {
-  return py::str(py::module_::import("os").attr("fspath")(path))
-      .cast<std::string>();
-}
-
 const char* kind_name(jw_param_kind kind) {
   switch (kind) {
     case JW_PARAM_TENSOR: return "tensor";

@@ -13,10 +13,6 @@
 namespace jitwarm::python {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
-}
-
 // Interned attribute names, made once.
 struct Names {
   PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
@@ -487,6 +483,11 @@ PyObject* g_torch_module = nullptr;
 PyObject* g_torch_current_stream = nullptr;
 
 }  // namespace
+
+std::string path_from(py::handle path) {
+  return py::str(py::module_::import("os").attr("fspath")(path))
+      .cast<std::string>();
+}
 
 // ---------------------------------------------------------------------------
 // Public helpers

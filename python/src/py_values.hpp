@@ -19,6 +19,9 @@ namespace py = pybind11;
 
 // A dtype from a name ("bfloat16", "bf16"), a NumPy dtype or scalar type, or
 // a torch dtype. Throws Error(JW_ERROR_INVALID_ARGUMENT) otherwise.
+// A path from str or os.PathLike.
+std::string path_from(py::handle path);
+
 jw_dtype dtype_from(py::handle obj);
 // "bfloat16", ...
 py::str dtype_to_python(jw_dtype dtype);

@@ -13,10 +13,6 @@
 namespace jitwarm::python {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-  throw jitwarm::Error(JW_ERROR_INVALID_ARGUMENT, message);
-}
-
 std::string python_repr(py::handle obj) {
   return py::repr(obj).cast<std::string>();
 }
