@@ -11,21 +11,14 @@
 
 #include "cache_bundle.hpp"
 #include "disk_cache.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::TempDir;
 using namespace jitwarm::detail;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/jitwarm-bundle-test-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 CompileKey key_for(int n, const std::string& target) {
   std::vector<ParamSpec> params(1);
@@ -82,7 +75,7 @@ TEST_CASE(
     "given a cache of two targets, when one target is exported and imported "
     "elsewhere, then exactly its entries arrive, and a second import finds "
     "them there") {
-  TempDir from, to, out;
+  TempDir from("bundle-test"), to("bundle-test"), out("bundle-test");
   fill(from.path, 5);
   const fs::path bundle = out.path / "sm90.jwb";
   const CacheBundleSummary exported =
@@ -122,7 +115,7 @@ TEST_CASE(
 TEST_CASE(
     "given a bundle cut at any byte, then import refuses it naming where it "
     "stopped, and writes nothing") {
-  TempDir from, work;
+  TempDir from("bundle-test"), work("bundle-test");
   fill(from.path, 3);
   const fs::path bundle = work.path / "b.jwb";
   export_cache_bundle(bundle.string(), {}, in(from.path));
@@ -147,7 +140,7 @@ TEST_CASE(
     "given a bundle with any byte flipped, then import refuses it, or (where "
     "the flip changes nothing the content depends on) imports the same "
     "entries") {
-  TempDir from, work;
+  TempDir from("bundle-test"), work("bundle-test");
   fill(from.path, 2);
   const fs::path bundle = work.path / "b.jwb";
   export_cache_bundle(bundle.string(), {"cuda:sm_90"}, in(from.path));
@@ -179,7 +172,7 @@ TEST_CASE(
 TEST_CASE(
     "given a bundle whose second entry is corrupt inside a valid frame, then "
     "the error names that entry and its key") {
-  TempDir work;
+  TempDir work("bundle-test");
   std::vector<BundleItem> items;
   for (int i = 0; i < 3; ++i) {
     const CompileKey key = key_for(i, "cuda:sm_90");
@@ -197,7 +190,7 @@ TEST_CASE(
 }
 
 TEST_CASE("given files that are not bundles, then import says what each is") {
-  TempDir work;
+  TempDir work("bundle-test");
   const auto status_of = [&](const fs::path& p) {
     try {
       (void)import_cache_bundle(p.string(), in(work.path / "into"));
@@ -226,7 +219,7 @@ TEST_CASE("given files that are not bundles, then import says what each is") {
 TEST_CASE(
     "given export from a missing directory, a target it lacks or no "
     "directory at all, then each is a clear error and nothing is made") {
-  TempDir work;
+  TempDir work("bundle-test");
   try {
     (void)export_cache_bundle((work.path / "b").string(), {},
                               in(work.path / "absent"));
@@ -260,7 +253,7 @@ TEST_CASE(
 TEST_CASE(
     "given a corrupt entry and a system layer, then export leaves the "
     "corrupt one out and takes the system's, the user's entry winning") {
-  TempDir user, system, work;
+  TempDir user("bundle-test"), system("bundle-test"), work("bundle-test");
   {
     DiskCache u(user.path, "", 0, nullptr);
     REQUIRE(u.store(key_for(1, "cuda:sm_90"), "fp", artifact(1)));

@@ -4,16 +4,17 @@
 // the format (change it only with kEntryFormatVersion).
 #define XXH_INLINE_ALL
 #include <doctest/doctest.h>
-#include <fmt/format.h>
 #include <xxhash.h>
 #include <jitwarm/jitwarm.hpp>
 
-#include <fstream>
 #include <sstream>
 
 #include "cache_entry.hpp"
+#include "golden_file.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::check_golden;
+using jitwarm::test::hex;
 using namespace jitwarm::detail;
 
 namespace {
@@ -32,12 +33,6 @@ Artifact artifact(std::string binary) {
   a.format = "cubin";
   a.entry_point = "_Z1kPf";
   return a;
-}
-
-std::string hex(std::string_view bytes) {
-  std::string out;
-  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
-  return out;
 }
 
 }  // namespace
@@ -116,16 +111,7 @@ TEST_CASE(
                                                      "ELF"));
   std::ostringstream now;
   now << entry_name(key, "nvrtc 13.0 -O3") << "\n" << hex(bytes) << "\n";
-  const std::string path =
-      std::string(JITWARM_TEST_GOLDEN_DIR) + "/cache_entry_v1.txt";
-  if (std::getenv("JITWARM_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path) << now.str();
-  }
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "missing golden file " << path);
-  std::ostringstream golden;
-  golden << in.rdbuf();
-  CHECK_MESSAGE(golden.str() == now.str(),
-                "the cache entry format changed: bump kEntryFormatVersion in "
-                "cache_entry.hpp and regenerate with JITWARM_UPDATE_GOLDEN=1");
+  check_golden("cache_entry_v1.txt", now.str(),
+               "the cache entry format changed: bump kEntryFormatVersion in "
+               "cache_entry.hpp");
 }

@@ -17,8 +17,10 @@
 
 #include "compile_cache.hpp"
 #include "disk_cache.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::TempDir;
 using namespace jitwarm::detail;
 
 namespace {
@@ -203,17 +205,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir()
-      : path(fs::temp_directory_path() /
-             ("jitwarm-compile-cache-test-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 // Appends one line per compile, from any process (O_APPEND writes of a
 // short line do not interleave).
 void log_compile(const fs::path& log, const std::string& what) {
@@ -271,7 +262,7 @@ std::vector<int> run_together(int n, Body body) {
 TEST_CASE(
     "given several processes on one cold disk cache, when they all ask for "
     "the same keys at once, then each key is compiled by one of them") {
-  TempDir dir;
+  TempDir dir("compile-cache-test");
   const fs::path log = dir.path / "compiles.log";
   constexpr int kKeys = 12;
   const auto codes = run_together(4, [&] {
@@ -334,7 +325,7 @@ jw_status slow_fingerprint(void*, const jw_compile_key_view*,
 TEST_CASE(
     "given several runtimes in separate processes warming one cold cache "
     "with the fake plugin, then each key is compiled once in all") {
-  TempDir dir;
+  TempDir dir("compile-cache-test");
   const std::string log = (dir.path / "compiles.log").string();
   const std::string cache_dir = (dir.path / "cache").string();
   WarmupRequest request;
@@ -378,7 +369,7 @@ TEST_CASE(
 TEST_CASE(
     "given a FIFO where a key's disk entry belongs, then the miss is counted "
     "as a reject, compiled once, and the entry stored in its place") {
-  TempDir dir;
+  TempDir dir("compile-cache-test");
   auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
   const CompileKey key = key_named("t:fifo");
   const fs::path entry = disk->entry_path(key, "fp");
@@ -558,7 +549,7 @@ TEST_CASE(
     "given keys already in the store and a key another process is "
     "compiling, then the batch reads the first, waits for the second, and "
     "compiles only the rest together") {
-  TempDir dir;
+  TempDir dir("compile-cache-test");
   auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
   CountingBatch batch = batch_of(4);
   batch.fingerprint = "fp";

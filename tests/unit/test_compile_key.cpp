@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 
+#include "golden_file.hpp"
+
 using namespace jitwarm;
+using jitwarm::test::check_golden;
+using jitwarm::test::hex;
 
 namespace {
 
@@ -39,16 +41,6 @@ CompileKey sample_key() {
   params[5].constexpr_value = scalar_int(1024);
   return CompileKey("vllm.v1.worker.block_table.compute_slot_mapping",
                     "jitwarm-cuda", "cuda:sm_90", params);
-}
-
-std::string hex(std::string_view bytes) {
-  std::string out;
-  static const char* digits = "0123456789abcdef";
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
 }
 
 }  // namespace
@@ -121,17 +113,7 @@ TEST_CASE(
   now << key.text() << "\n"
       << hex(key.encoding()) << "\n"
       << key.hash().hex() << "\n";
-  const std::string path =
-      std::string(JITWARM_TEST_GOLDEN_DIR) + "/compile_key_v1.txt";
-  if (std::getenv("JITWARM_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path) << now.str();
-  }
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "missing golden file " << path);
-  std::ostringstream golden;
-  golden << in.rdbuf();
-  CHECK_MESSAGE(golden.str() == now.str(),
-                "the compile-key encoding changed: bump kFormatVersion in "
-                "compile_key.cpp and "
-                "regenerate with JITWARM_UPDATE_GOLDEN=1");
+  check_golden("compile_key_v1.txt", now.str(),
+               "the compile-key encoding changed: bump kFormatVersion in "
+               "compile_key.cpp");
 }

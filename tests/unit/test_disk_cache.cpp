@@ -16,27 +16,14 @@
 #include <thread>
 
 #include "disk_cache.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::TempDir;
 using namespace jitwarm::detail;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("jitwarm-disk-test-" + std::to_string(getpid()) + "-" +
-            std::to_string(counter()++));
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-};
 
 CompileKey key_for(int n) {
   std::vector<ParamSpec> params(1);
@@ -65,7 +52,7 @@ struct Captured {
 TEST_CASE(
     "given a stored entry, when loaded with the same key and fingerprint, then "
     "it round-trips") {
-  TempDir dir;
+  TempDir dir("disk-test");
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   const CompileKey key = key_for(1);
@@ -94,7 +81,7 @@ TEST_CASE(
 TEST_CASE(
     "given corrupt entries, when loaded, then each is a miss with a warning, "
     "never a crash") {
-  TempDir dir;
+  TempDir dir("disk-test");
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   const CompileKey key = key_for(3);
@@ -133,7 +120,7 @@ TEST_CASE(
 TEST_CASE(
     "given an entry copied under another key's name, then the stored key makes "
     "it a miss") {
-  TempDir dir;
+  TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
   REQUIRE(cache.store(key_for(10), "fp", artifact("ten")));
   fs::create_directories(cache.entry_path(key_for(11), "fp").parent_path());
@@ -148,7 +135,7 @@ TEST_CASE(
 TEST_CASE(
     "given a size budget, when pruned, then least recently used entries go "
     "first") {
-  TempDir dir;
+  TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
   const std::string payload(4096, 'x');
   for (int i = 0; i < 4; ++i) {
@@ -173,7 +160,7 @@ TEST_CASE(
 TEST_CASE(
     "given a read-only system cache under the user cache, then it answers user "
     "misses") {
-  TempDir system_dir, user_dir;
+  TempDir system_dir("disk-test"), user_dir("disk-test");
   {
     DiskCache builder(system_dir.path, "", 0, nullptr);
     REQUIRE(builder.store(key_for(7), "fp", artifact("shipped")));
@@ -189,7 +176,7 @@ TEST_CASE(
 TEST_CASE(
     "given several processes writing the same keys at once, then every entry "
     "stays valid") {
-  TempDir dir;
+  TempDir dir("disk-test");
   std::vector<pid_t> children;
   for (int p = 0; p < 4; ++p) {
     const pid_t pid = fork();
@@ -220,7 +207,7 @@ TEST_CASE(
 
 TEST_CASE(
     "given plugin blobs, then get returns what put stored, keyed exactly") {
-  TempDir dir;
+  TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
   CHECK_FALSE(cache.get_blob("k1"));
   REQUIRE(cache.put_blob("k1", std::string("v\0alue", 6)));
@@ -295,7 +282,7 @@ TEST_CASE(
        {Impostor::fifo, Impostor::link_to_dev_zero, Impostor::dangling_link,
         Impostor::directory, Impostor::sparse}) {
     CAPTURE(static_cast<int>(kind));
-    TempDir dir;
+    TempDir dir("disk-test");
     Captured log;
     DiskCache cache(dir.path, "", 0, &log.logger);
     const CompileKey key = key_for(42);
@@ -327,7 +314,7 @@ TEST_CASE(
 TEST_CASE(
     "given a file where an entry's directory belongs, then the next store "
     "replaces it") {
-  TempDir dir;
+  TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
   const CompileKey key = key_for(43);
   const fs::path path = cache.entry_path(key, "fp");
@@ -342,7 +329,7 @@ TEST_CASE(
 TEST_CASE(
     "given an artifact larger than an entry may be, then it is not stored "
     "(it could never be read back)") {
-  TempDir dir;
+  TempDir dir("disk-test");
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   CHECK_FALSE(
@@ -367,7 +354,7 @@ TEST_CASE(
     "given temporary and lock files older than the grace period, then verify, "
     "prune and the next store into their directory remove them; fresh ones "
     "and held locks stay") {
-  TempDir dir;
+  TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
   const fs::path entry = cache.entry_path(key_for(50), "fp");
   const fs::path shard = entry.parent_path();
@@ -409,7 +396,7 @@ TEST_CASE(
 TEST_CASE(
     "given verify running while prune removes every entry, then no removed "
     "entry is reported corrupt") {
-  TempDir dir;
+  TempDir dir("disk-test");
   {
     DiskCache writer(dir.path, "", 0, nullptr);
     for (int i = 0; i < 1500; ++i)
@@ -431,7 +418,7 @@ TEST_CASE(
 TEST_CASE(
     "given a claimed key, then a second claim waits its bound and gives up; "
     "once released, or once its holder is dead, a claim succeeds at once") {
-  TempDir dir;
+  TempDir dir("disk-test");
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   cache.set_lock_wait(std::chrono::milliseconds(100));
@@ -464,7 +451,7 @@ TEST_CASE(
 TEST_CASE(
     "given a directory that does not exist, then opening it as existing is "
     "an error that makes nothing, and creating it makes it") {
-  TempDir dir;
+  TempDir dir("disk-test");
   try {
     DiskCache look(dir.path / "absent", "", 0, nullptr,
                    DiskCache::Opening::existing);
@@ -487,7 +474,7 @@ TEST_CASE(
 TEST_CASE(
     "given entries of two targets, a corrupt one and a system layer, then "
     "for_each_entry checks each, and clear removes a target's or all") {
-  TempDir dir, system;
+  TempDir dir("disk-test"), system("disk-test");
   DiskCache cache(dir.path, system.path, 0, nullptr);
   const auto key = [](int n, const char* target) {
     std::vector<ParamSpec> params(1);
@@ -544,7 +531,7 @@ TEST_CASE(
 TEST_CASE(
     "given an entry checked elsewhere, then put_entry writes it under its "
     "name once, and reports it present after") {
-  TempDir dir;
+  TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
   const CompileKey key = key_for(77);
   const std::string bytes = serialize_entry(key, "fp", artifact("put"));

@@ -9,8 +9,10 @@
 #include <fstream>
 
 #include "schema_builders.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::TempDir;
 
 namespace {
 
@@ -45,17 +47,6 @@ std::pair<jw_status, std::string> load_error(const std::string& path) {
   }
   return {JW_OK, "no error"};
 }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir()
-      : path(std::filesystem::temp_directory_path() /
-             ("jitwarm-manifest-test-" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 }  // namespace
 
@@ -214,7 +205,7 @@ BLOCK = [64]
 TEST_CASE(
     "given a path that is not a regular file of sane size, then loading it is "
     "an I/O error saying what it is, never a hang or an empty manifest") {
-  TempDir dir;
+  TempDir dir("manifest-test");
   const std::string fifo = (dir.path / "fifo.toml").string();
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   const std::string sparse = (dir.path / "huge.toml").string();

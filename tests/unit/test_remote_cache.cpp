@@ -21,8 +21,10 @@
 #include "redis_server.hpp"
 #include "redis_url.hpp"
 #include "remote_cache.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::TempDir;
 using namespace jitwarm::detail;
 using jitwarm::test::RedisServer;
 namespace fs = std::filesystem;
@@ -34,15 +36,6 @@ int main(int argc, char** argv) {
 }
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/jitwarm-remote-test-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // Log lines, from any thread.
 struct Captured {
@@ -84,7 +77,7 @@ CompileCache::Compiler compiler(std::atomic<int>& calls, int n) {
 
 // A process's caches: its own disk directory, and the shared server.
 struct Machine {
-  TempDir dir;
+  TempDir dir{"remote-test"};
   Captured log;
   std::shared_ptr<DiskCache> disk;
   std::shared_ptr<RedisCache> remote;
@@ -145,7 +138,7 @@ TEST_CASE(
     "given two runtimes with their own directories and one server, when the "
     "first warms the kernel set, then the second compiles none of it") {
   RedisServer server;
-  TempDir a, b;
+  TempDir a("remote-test"), b("remote-test");
   const WarmupManifest manifest = load_warmup_manifest(warmup_manifest());
   WarmupOptions cpu;
   cpu.platform = "cpu";
@@ -176,7 +169,7 @@ TEST_CASE(
     "given a server killed mid-warmup, then every key still compiles and "
     "lands on disk, with one warning and the errors counted") {
   RedisServer server;
-  TempDir dir;
+  TempDir dir("remote-test");
   Captured log;
   RuntimeOptions options;
   options.remote_cache = server.url();

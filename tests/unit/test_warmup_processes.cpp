@@ -18,24 +18,15 @@
 #include <thread>
 
 #include "in_flight_files.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
+using jitwarm::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr const char* kScale = "jitwarm.test.scale";
-
-struct TempDir {
-  fs::path path;
-  TempDir()
-      : path(fs::temp_directory_path() /
-             ("jitwarm-workers-test-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // How the test implementation of the fake kernel compiles.
 struct Behaviour {
@@ -143,7 +134,7 @@ std::vector<std::string> lines_of(const std::string& path) {
 TEST_CASE(
     "given worker processes, then every key's result comes back to the "
     "parent, with progress per key") {
-  TempDir dir;
+  TempDir dir("workers-test");
   Behaviour b{(dir.path / "log").string(), dir.path.string()};
   for (const bool persistent : {false, true}) {
     CAPTURE(persistent);
@@ -185,7 +176,7 @@ TEST_CASE(
 TEST_CASE(
     "given a worker that dies, then its unreported keys fail saying how, and "
     "the others' results stand") {
-  TempDir dir;
+  TempDir dir("workers-test");
   Behaviour b{(dir.path / "log").string(), dir.path.string()};
   b.die_on_f64 = true;
   Setup s(b);
@@ -209,7 +200,7 @@ TEST_CASE(
   REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
   for (int signal_number : {SIGKILL, SIGTERM, SIGINT}) {
     CAPTURE(signal_number);
-    TempDir dir;
+    TempDir dir("workers-test");
     const fs::path in_flight = dir.path / "in-flight";
     fs::create_directories(in_flight);
     Behaviour b{(dir.path / "log").string(), in_flight.string()};
@@ -271,7 +262,7 @@ TEST_CASE(
   }
   // The killed parents' private stores are swept by the next warmup that
   // needs one.
-  TempDir dir;
+  TempDir dir("workers-test");
   Behaviour b{(dir.path / "log").string(), dir.path.string()};
   Setup s(b);
   CHECK(s.warm_in_processes(2).compiled == 6);
