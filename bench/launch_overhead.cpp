@@ -51,6 +51,11 @@ struct Options {
   bool json = false;
 };
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 // Median over rounds of the mean host nanoseconds per call of `body`;
 // `sync` runs between batches, untimed.
 double time_per_call(const Options& o, const std::function<void()>& body,
@@ -69,8 +74,7 @@ double time_per_call(const Options& o, const std::function<void()>& body,
     }
     rounds.push_back(nanoseconds / o.iterations);
   }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
+  return median(std::move(rounds));
 }
 
 // The mean host nanoseconds per call of each of `bodies` in each round,
@@ -88,11 +92,6 @@ std::vector<std::vector<double>> time_rounds_interleaved(
     }
   }
   return rounds;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 struct Measurement {

@@ -399,14 +399,6 @@ void LaunchPlanCache::compile(const KernelDescriptor& d,
     output(d.extra_args[k].expression, Field::extra, static_cast<uint8_t>(k),
            kExtraSlot + static_cast<uint32_t>(k));
   }
-  // The plan's constant part.
-  plan_.geometry.block = block_;
-  plan_.geometry.grid = grid_;
-  plan_.geometry.shared_memory_bytes = shared_memory_bytes_;
-  plan_.extra_count = static_cast<uint32_t>(d.extra_args.size());
-  for (std::size_t k = 0; k < d.extra_args.size(); ++k) {
-    plan_.extra[k] = ExtraArgument{d.extra_args[k].type, extra_[k]};
-  }
   program_ = std::move(program);
   fast_ = compiled;
 }
@@ -489,12 +481,14 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
                                  limits.max_grid.z};
     line = 0;
     for (int axis = 0; axis < 3; ++axis) {
-      const uint32_t cached_block[] = {cache != nullptr ? cache->block_.x : 0,
-                                       cache != nullptr ? cache->block_.y : 0,
-                                       cache != nullptr ? cache->block_.z : 0};
-      const uint32_t cached_grid[] = {cache != nullptr ? cache->grid_.x : 0,
-                                      cache != nullptr ? cache->grid_.y : 0,
-                                      cache != nullptr ? cache->grid_.z : 0};
+      const Dim3 no_cache;
+      const Dim3& from_block =
+          cache != nullptr ? cache->plan_.geometry.block : no_cache;
+      const Dim3& from_grid =
+          cache != nullptr ? cache->plan_.geometry.grid : no_cache;
+      const uint32_t cached_block[] = {from_block.x, from_block.y,
+                                       from_block.z};
+      const uint32_t cached_grid[] = {from_grid.x, from_grid.y, from_grid.z};
       if (std::string e = dimension(d.block[axis], kBlock[axis], block[axis],
                                     &cached_block[axis]);
           !e.empty()) {
@@ -521,7 +515,7 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     if (d.shared_memory) {
       uint32_t bytes = 0;
       const uint32_t cached_bytes =
-          cache != nullptr ? cache->shared_memory_bytes_ : 0;
+          cache != nullptr ? cache->plan_.geometry.shared_memory_bytes : 0;
       if (std::string e = dimension(*d.shared_memory, "shared_memory", &bytes,
                                     &cached_bytes);
           !e.empty()) {
@@ -533,7 +527,7 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
       line = extra.line;
       const std::size_t k = plan.extra_count++;
       plan.extra[k] = ExtraArgument{
-          extra.type, known(extra.expression) ? cache->extra_[k]
+          extra.type, known(extra.expression) ? cache->plan_.extra[k].value
                                               : extra.expression.integer(in)};
     }
     return {};
@@ -557,12 +551,9 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
     for (std::size_t i = 0; i < d.launch_values.size(); ++i) {
       cache->lets_[i] = {values[i].integer, values[i].boolean};
     }
-    cache->block_ = plan.geometry.block;
-    cache->grid_ = plan.geometry.grid;
-    cache->shared_memory_bytes_ = plan.geometry.shared_memory_bytes;
-    for (std::size_t k = 0; k < plan.extra_count; ++k) {
-      cache->extra_[k] = plan.extra[k].value;
-    }
+    // What does not vary in it is every later launch's (what varies is
+    // overwritten by each launch's own).
+    cache->plan_ = plan;
     cache->compile(d, in);
     cache->ready_.store(true, std::memory_order_release);
   }

@@ -186,15 +186,13 @@ class LaunchPlanCache {
     bool boolean = false;
   };
   std::array<Value, kMaxLaunchValues> lets_{};
-  Dim3 block_, grid_;
-  uint32_t shared_memory_bytes_ = 0;
-  std::array<int64_t, LaunchPlan::kMaxExtra> extra_{};
+  // The plan of the launch that filled the cache: its block, grid, shared
+  // memory and extra arguments that do not vary are every launch's.
+  LaunchPlan plan_;
 
   // The fast path, when every varying expression compiled (fast_): the
-  // plan with what does not vary filled in, the program that computes the
-  // rest and where its slots go.
+  // program that computes the rest and where its slots go.
   bool fast_ = false;
-  LaunchPlan plan_;
   std::unique_ptr<LaunchProgram> program_;
   enum class Field : uint8_t { block, grid, shared_memory, extra };
   struct Output {

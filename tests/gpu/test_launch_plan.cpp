@@ -4,6 +4,7 @@
 #include <jitwarm/plugin.hpp>
 
 #include "gpu_test_support.hpp"
+#include "kernel_expression.hpp"
 #include "kernel_instantiation.hpp"
 #include "kernel_set.hpp"
 #include "key_params.hpp"
@@ -14,10 +15,19 @@
 #include <cstring>
 
 using jitwarm::gpu::DeviceLimits;
+using jitwarm::gpu::ExprLet;
+using jitwarm::gpu::ExprNames;
+using jitwarm::gpu::ExprParam;
+using jitwarm::gpu::ExprScope;
+using jitwarm::gpu::ExprSlot;
+using jitwarm::gpu::ExprType;
 using jitwarm::gpu::GpuTarget;
 using jitwarm::gpu::KernelArguments;
+using jitwarm::gpu::KernelExpression;
 using jitwarm::gpu::KeyParams;
 using jitwarm::gpu::LaunchGeometry;
+using jitwarm::gpu::LaunchInputs;
+using jitwarm::gpu::LaunchProgram;
 using jitwarm::gpu::plan_launch;
 using jitwarm::gpu_test::TestArgs;
 using jitwarm::gpu_test::TestKey;
@@ -527,12 +537,6 @@ TEST_CASE(
 TEST_CASE(
     "given launch expressions, then those that read a shape, a stride or a "
     "scalar argument vary per launch and the others do not") {
-  using jitwarm::gpu::ExprLet;
-  using jitwarm::gpu::ExprNames;
-  using jitwarm::gpu::ExprParam;
-  using jitwarm::gpu::ExprScope;
-  using jitwarm::gpu::ExprType;
-  using jitwarm::gpu::KernelExpression;
   const std::vector<ExprParam> params{
       {"x", JW_PARAM_TENSOR}, {"n", JW_PARAM_INT}, {"N", JW_PARAM_CONSTEXPR}};
   const std::vector<ExprLet> lets{
@@ -606,15 +610,6 @@ TEST_CASE(
     "given launch expressions and arguments, then a compiled LaunchProgram "
     "computes what the expression does, and declines exactly where the "
     "expression fails") {
-  using jitwarm::gpu::ExprLet;
-  using jitwarm::gpu::ExprNames;
-  using jitwarm::gpu::ExprParam;
-  using jitwarm::gpu::ExprScope;
-  using jitwarm::gpu::ExprSlot;
-  using jitwarm::gpu::ExprType;
-  using jitwarm::gpu::KernelExpression;
-  using jitwarm::gpu::LaunchInputs;
-  using jitwarm::gpu::LaunchProgram;
   const std::vector<ExprParam> params{{"x", JW_PARAM_TENSOR},
                                       {"y", JW_PARAM_TENSOR},
                                       {"n", JW_PARAM_INT},
