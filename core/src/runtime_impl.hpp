@@ -29,6 +29,7 @@
 #include "log.hpp"
 #include "platforms.hpp"
 #include "registry.hpp"
+#include "warmup_schedule.hpp"
 
 namespace jitwarm::detail {
 
@@ -143,13 +144,14 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   // `keys` (indexed like `work`), calling `report` with each key's index
   // once its result is in.
   void warm_unit(const std::vector<WarmupWork>& work,
-                 const std::vector<std::size_t>& unit,
+                 std::span<const std::size_t> unit,
                  std::vector<WarmupKeyResult>& keys,
                  const std::function<void(std::size_t)>& report);
-  // The units in worker processes (warmup_processes.cpp).
+  // What `schedule` deals, in `jobs` worker processes
+  // (warmup_processes.cpp).
   void warm_in_processes(const std::vector<WarmupWork>& work,
-                         const std::vector<std::vector<std::size_t>>& units,
-                         unsigned jobs, std::vector<WarmupKeyResult>& keys,
+                         WarmupSchedule& schedule, unsigned jobs,
+                         std::vector<WarmupKeyResult>& keys,
                          const std::function<void(std::size_t)>& report);
 
  private:

@@ -1,14 +1,15 @@
 // Warmup execution: from requests (or exact keys) to a plan of (schema,
 // implementation, key), then compile-only through the launch path's cache,
-// in parallel threads when asked. Expansion of requests into keys is
-// warmup.cpp's; worker processes are the tool's (tools/).
+// in this process's threads or in worker processes (warmup_processes.cpp),
+// unit by unit as warmup_schedule.hpp deals them. Expansion of requests
+// into keys is warmup.cpp's.
 #include <jitwarm/jitwarm.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -114,37 +115,25 @@ WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
 
 namespace {
 
-// The units warmup hands to its workers: each is the indices of keys of one
-// implementation and target compiled together (at most batch_size of
-// them), or a single key. The largest units come first, so the workers
-// that take them are not the last to finish.
-std::vector<std::vector<std::size_t>> warmup_units(
+// The groups of a warmup: the keys of one implementation and target, in
+// plan order, compiled together up to batch_size at a time where the
+// implementation can (one at a time otherwise). warmup_schedule.hpp deals
+// them.
+std::vector<WarmupSchedule::Group> warmup_groups(
     const std::vector<RuntimeImpl::WarmupWork>& work, unsigned batch_size) {
-  std::vector<std::vector<std::size_t>> groups;
+  std::vector<WarmupSchedule::Group> groups;
   std::map<std::pair<const ImplRecord*, std::string>, std::size_t> group_of;
   for (std::size_t i = 0; i < work.size(); ++i) {
     const ImplRecord* impl = work[i].impl.get();
-    if (batch_size <= 1 || impl->c.compile_batch == nullptr) {  // 0 too
-      groups.push_back({i});
-      continue;
-    }
     const auto [it, fresh] =
         group_of.try_emplace({impl, work[i].key.target()}, groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(i);
-  }
-  std::vector<std::vector<std::size_t>> units;
-  for (const std::vector<std::size_t>& group : groups) {
-    for (std::size_t first = 0; first < group.size(); first += batch_size) {
-      const std::size_t last = std::min(group.size(), first + batch_size);
-      units.emplace_back(group.begin() + static_cast<std::ptrdiff_t>(first),
-                         group.begin() + static_cast<std::ptrdiff_t>(last));
+    if (fresh) {
+      const bool batches = batch_size > 1 && impl->c.compile_batch != nullptr;
+      groups.push_back({{}, batches ? batch_size : 1u});
     }
+    groups[it->second].keys.push_back(i);
   }
-  std::stable_sort(
-      units.begin(), units.end(),
-      [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  return units;
+  return groups;
 }
 
 void note_failure(WarmupKeyResult& r, const std::exception& e) {
@@ -157,7 +146,7 @@ void note_failure(WarmupKeyResult& r, const std::exception& e) {
 }  // namespace
 
 void RuntimeImpl::warm_unit(const std::vector<WarmupWork>& work,
-                            const std::vector<std::size_t>& unit,
+                            std::span<const std::size_t> unit,
                             std::vector<WarmupKeyResult>& keys,
                             const std::function<void(std::size_t)>& report) {
   // Before a key compiles: the inputs a real launch would pass must give
@@ -227,8 +216,8 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
   const auto start = std::chrono::steady_clock::now();
   WarmupResult result;
   result.keys.resize(work.size());
-  std::vector<std::vector<std::size_t>> units =
-      warmup_units(work, options.batch_size);
+  std::vector<WarmupSchedule::Group> groups =
+      warmup_groups(work, options.batch_size);
   std::mutex progress_mutex;
   std::size_t done = 0;
   const std::function<void(std::size_t)> report = [&](std::size_t i) {
@@ -237,43 +226,67 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
     options.progress(++done, work.size(), work[i].key);
   };
   const unsigned jobs = std::max(
-      1u,
-      std::min<unsigned>(options.jobs, static_cast<unsigned>(units.size())));
+      1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(work.size())));
+  // Units of `schedule` in this process, on `threads` threads.
+  const auto warm_here = [&](WarmupSchedule& schedule, unsigned threads) {
+    std::mutex schedule_mutex;
+    const auto worker = [&]() {
+      for (;;) {
+        std::optional<WarmupUnit> unit;
+        {
+          std::lock_guard lock(schedule_mutex);
+          unit = schedule.next();
+        }
+        if (!unit) return;
+        const auto unit_start = std::chrono::steady_clock::now();
+        warm_unit(work, schedule.keys(*unit), result.keys, report);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                          unit_start)
+                .count();
+        std::lock_guard lock(schedule_mutex);
+        schedule.finished(*unit, seconds);
+      }
+    };
+    if (threads <= 1) {
+      worker();
+      return;
+    }
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  };
   if (options.parallel == WarmupParallelism::processes && jobs > 1) {
     // What a worker compiles reaches this process through a persistent
     // store, so only implementations with a fingerprint can go there; the
     // others (host functions, in-memory plugins) are warmed here.
-    std::vector<std::vector<std::size_t>> in_workers;
-    for (auto& unit : units) {
-      if (work[unit.front()].impl->c.fingerprint != nullptr) {
-        in_workers.push_back(std::move(unit));
+    std::vector<WarmupSchedule::Group> here;
+    std::vector<WarmupSchedule::Group> in_workers;
+    std::size_t worker_keys = 0;
+    for (WarmupSchedule::Group& group : groups) {
+      if (work[group.keys.front()].impl->c.fingerprint != nullptr) {
+        worker_keys += group.keys.size();
+        in_workers.push_back(std::move(group));
       } else {
-        warm_unit(work, unit, result.keys, report);
+        here.push_back(std::move(group));
       }
     }
-    if (in_workers.size() > 1) {
+    WarmupSchedule here_schedule(std::move(here), 1);
+    warm_here(here_schedule, 1);
+    WarmupSchedule worker_schedule(
+        std::move(in_workers),
+        std::min<unsigned>(jobs, static_cast<unsigned>(worker_keys)));
+    if (worker_keys > 1) {
       warm_in_processes(
-          work, in_workers,
-          std::min<unsigned>(jobs, static_cast<unsigned>(in_workers.size())),
+          work, worker_schedule,
+          std::min<unsigned>(jobs, static_cast<unsigned>(worker_keys)),
           result.keys, report);
-    } else if (!in_workers.empty()) {
-      warm_unit(work, in_workers.front(), result.keys, report);
+    } else {
+      warm_here(worker_schedule, 1);
     }
   } else {
-    std::atomic<std::size_t> next{0};
-    const auto worker = [&]() {
-      for (std::size_t u = next.fetch_add(1); u < units.size();
-           u = next.fetch_add(1)) {
-        warm_unit(work, units[u], result.keys, report);
-      }
-    };
-    if (jobs <= 1) {
-      worker();
-    } else {
-      std::vector<std::thread> threads;
-      for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
-      for (auto& t : threads) t.join();
-    }
+    WarmupSchedule schedule(std::move(groups), jobs);
+    warm_here(schedule, jobs);
   }
   result.count_outcomes();
   result.seconds =

@@ -4,9 +4,9 @@
 // pool (worker_pool.hpp), which forks them from this process, so they have
 // its plugins and registry without loading anything again.
 //
-// * Largest units first, one at a time to whichever worker is free: the
-//   workers share the list (a worker that took a heavy kernel does not
-//   hold lighter ones back).
+// * Units one at a time to whichever worker is free, as the warmup's
+//   schedule deals them (warmup_schedule.hpp: by what their keys cost, as
+//   measured while the warmup goes).
 // * Each unit's result comes back as JSON, a record per key (compiled,
 //   failed, the error and its status), and progress moves as each arrives.
 // * Artifacts travel through a persistent store: the runtime's cache when
@@ -28,6 +28,7 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -114,6 +115,23 @@ void install_stop_handlers() {
   }
 }
 
+// The schedule's units as the worker pool's items.
+class ScheduledUnits final : public ItemSchedule {
+ public:
+  explicit ScheduledUnits(WarmupSchedule& schedule) : schedule_(schedule) {}
+  std::optional<std::size_t> next() override {
+    const std::optional<WarmupUnit> unit = schedule_.next();
+    if (!unit) return std::nullopt;
+    return schedule_.item(*unit);
+  }
+  void ended(const ItemEnd& end) override {
+    schedule_.finished(schedule_.unit(end.item), end.seconds);
+  }
+
+ private:
+  WarmupSchedule& schedule_;
+};
+
 nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
   return {{"index", index},
           {"compiled", r.compiled},
@@ -125,9 +143,8 @@ nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
 }  // namespace
 
 void RuntimeImpl::warm_in_processes(
-    const std::vector<WarmupWork>& work,
-    const std::vector<std::vector<std::size_t>>& units, unsigned jobs,
-    std::vector<WarmupKeyResult>& keys,
+    const std::vector<WarmupWork>& work, WarmupSchedule& schedule,
+    unsigned jobs, std::vector<WarmupKeyResult>& keys,
     const std::function<void(std::size_t)>& report) {
   std::optional<TemporaryDirectory> private_directory;
   std::shared_ptr<DiskCache> store = disk_cache_;
@@ -145,11 +162,13 @@ void RuntimeImpl::warm_in_processes(
     // lock, Python's GIL): a worker writes its log lines to stderr.
     logger_ = Logger{};
     if (private_store) cache_.set_store(store);
-    return [&](std::size_t u) {
+    return [&](std::size_t item) {
+      const std::span<const std::size_t> unit =
+          schedule.keys(schedule.unit(item));
       std::vector<WarmupKeyResult> local(work.size());
-      warm_unit(work, units[u], local, {});
+      warm_unit(work, unit, local, {});
       nlohmann::json records = nlohmann::json::array();
-      for (const std::size_t i : units[u]) {
+      for (const std::size_t i : unit) {
         records.push_back(key_record(i, local[i]));
       }
       return ItemOutcome{{{"keys", std::move(records)}}, false};
@@ -161,8 +180,22 @@ void RuntimeImpl::warm_in_processes(
   pool.setup_allowance_seconds = 60;
   pool.item_noun = "warmup batch";
   pool.parent_death_signal = SIGTERM;
-  run_isolated(units.size(), setup, pool, [&](const ItemEnd& end) {
-    for (const std::size_t i : units[end.item]) {
+  const auto start = std::chrono::steady_clock::now();
+  ScheduledUnits items(schedule);
+  run_isolated(items, setup, pool, [&](const ItemEnd& end) {
+    const std::span<const std::size_t> unit =
+        schedule.keys(schedule.unit(end.item));
+    // Where a parallel warmup's time goes: which unit ended when, after
+    // how long in its worker (the tail of the schedule shows here).
+    logger_.log(
+        JW_LOG_DEBUG,
+        fmt::format("warmup: {} keys of {} took {:.3f} s, ended at {:.3f} s",
+                    unit.size(), work[unit.front()].key.kernel_name(),
+                    end.seconds,
+                    std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count()));
+    for (const std::size_t i : unit) {
       WarmupKeyResult& r = keys[i];
       r.key_text = work[i].key.text();
       r.key_hash = work[i].key.hash();
@@ -180,7 +213,7 @@ void RuntimeImpl::warm_in_processes(
         r.status = static_cast<jw_status>(record.at("status").get<int>());
       }
     }
-    for (const std::size_t i : units[end.item]) {
+    for (const std::size_t i : unit) {
       if (!answered) {
         WarmupKeyResult& r = keys[i];
         r.failed = true;
@@ -194,41 +227,39 @@ void RuntimeImpl::warm_in_processes(
   });
 
   // Into this process's memory cache, from the store the workers wrote.
-  for (const std::vector<std::size_t>& unit : units) {
-    for (const std::size_t i : unit) {
-      if (keys[i].failed) continue;
-      const WarmupWork& w = work[i];
-      try {
-        if (!private_store) {
-          (void)compile(*w.impl, *w.schema, w.key, /*from_launch=*/false);
-          continue;
-        }
-        // The private store is not this cache's: read it in the compile
-        // step, and compile only if a worker could not store the entry.
-        CompileCache::Compiler compiler =
-            compiler_for(*w.impl, *w.schema, w.key, /*from_launch=*/false);
-        const auto fingerprint = compiler.fingerprint;
-        const auto compile_here = compiler.compile;
-        compiler.fingerprint = {};
-        compiler.counts_as_compile = false;
-        compiler.compile = [&]() {
-          bool rejected = false;
-          const std::optional<std::string> print =
-              fingerprint ? fingerprint() : std::nullopt;
-          if (print) {
-            if (auto artifact = store->load(w.key, *print, &rejected)) {
-              return std::move(*artifact);
-            }
-          }
-          return compile_here();
-        };
-        (void)cache_.get_or_compile(w.key, compiler);
-      } catch (const std::exception& e) {
-        keys[i].failed = true;
-        keys[i].error = e.what();
-        const auto* error = dynamic_cast<const Error*>(&e);
-        keys[i].status = error != nullptr ? error->status() : JW_ERROR_INTERNAL;
+  for (const std::size_t i : schedule.all_keys()) {
+    if (keys[i].failed) continue;
+    const WarmupWork& w = work[i];
+    try {
+      if (!private_store) {
+        (void)compile(*w.impl, *w.schema, w.key, /*from_launch=*/false);
+        continue;
       }
+      // The private store is not this cache's: read it in the compile
+      // step, and compile only if a worker could not store the entry.
+      CompileCache::Compiler compiler =
+          compiler_for(*w.impl, *w.schema, w.key, /*from_launch=*/false);
+      const auto fingerprint = compiler.fingerprint;
+      const auto compile_here = compiler.compile;
+      compiler.fingerprint = {};
+      compiler.counts_as_compile = false;
+      compiler.compile = [&]() {
+        bool rejected = false;
+        const std::optional<std::string> print =
+            fingerprint ? fingerprint() : std::nullopt;
+        if (print) {
+          if (auto artifact = store->load(w.key, *print, &rejected)) {
+            return std::move(*artifact);
+          }
+        }
+        return compile_here();
+      };
+      (void)cache_.get_or_compile(w.key, compiler);
+    } catch (const std::exception& e) {
+      keys[i].failed = true;
+      keys[i].error = e.what();
+      const auto* error = dynamic_cast<const Error*>(&e);
+      keys[i].status = error != nullptr ? error->status() : JW_ERROR_INTERNAL;
     }
   }
 }

@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -189,31 +188,45 @@ struct Worker {
   Clock::time_point deadline;
 };
 
-class Supervisor {
+// Items 0, 1, ... count - 1, in that order.
+class InOrder final : public ItemSchedule {
  public:
-  Supervisor(std::size_t count, const WorkerSetup& setup,
-             const IsolationOptions& options,
-             const std::function<void(const ItemEnd&)>& on_end)
-      : setup_(setup), options_(options), on_end_(on_end), ends_(count) {
-    for (std::size_t i = 0; i < count; ++i) pending_.push_back(i);
+  explicit InOrder(std::size_t count) : count_(count) {}
+  std::optional<std::size_t> next() override {
+    if (next_ == count_) return std::nullopt;
+    return next_++;
   }
 
+ private:
+  std::size_t count_;
+  std::size_t next_ = 0;
+};
+
+class Supervisor {
+ public:
+  Supervisor(ItemSchedule& schedule, const WorkerSetup& setup,
+             const IsolationOptions& options,
+             const std::function<void(const ItemEnd&)>& on_end)
+      : schedule_(schedule),
+        setup_(setup),
+        options_(options),
+        on_end_(on_end) {}
+
+  // The ends, in the order the items ended.
   std::vector<ItemEnd> run() {
-    const std::size_t worker_count =
-        std::min<std::size_t>(std::max(1u, options_.jobs), pending_.size());
-    workers_.resize(worker_count);
+    workers_.resize(std::max(1u, options_.jobs));
     for (Worker& worker : workers_) {
+      const std::optional<std::size_t> item = schedule_.next();
+      if (!item) break;
       spawn(worker);
-      assign(worker);
+      assign(worker, *item);
     }
     while (std::any_of(workers_.begin(), workers_.end(),
                        [](const Worker& w) { return w.item.has_value(); })) {
       wait_for_events();
     }
     for (Worker& worker : workers_) retire(worker);
-    std::vector<ItemEnd> ends;
-    for (auto& end : ends_) ends.push_back(std::move(*end));
-    return ends;
+    return std::move(ends_);
   }
 
  private:
@@ -246,13 +259,16 @@ class Supervisor {
     worker.fd = pair[0];
   }
 
-  void assign(Worker& worker) {
-    if (pending_.empty()) {
+  // The schedule's next item to this worker, or its retirement.
+  void assign_next(Worker& worker) {
+    if (const std::optional<std::size_t> item = schedule_.next()) {
+      assign(worker, *item);
+    } else {
       retire(worker);
-      return;
     }
-    const std::size_t item = pending_.front();
-    pending_.pop_front();
+  }
+
+  void assign(Worker& worker, std::size_t item) {
     worker.item = item;
     worker.started = false;
     worker.item_start = Clock::now();
@@ -285,20 +301,22 @@ class Supervisor {
     end.detail = std::move(detail);
     end.seconds = seconds_between(worker.item_start, Clock::now());
     worker.item.reset();
+    schedule_.ended(end);
     if (on_end_) on_end_(end);
-    ends_[end.item] = std::move(end);
+    ends_.push_back(std::move(end));
   }
 
   // Replaces a worker (after a crash, a timeout or on request) and gives
   // the new one the next item, if any.
   void replace(Worker& worker) {
-    if (pending_.empty()) {
+    const std::optional<std::size_t> item = schedule_.next();
+    if (!item) {
       worker.pid = -1;
       worker.fd = -1;
       return;
     }
     spawn(worker);
-    assign(worker);
+    assign(worker, *item);
   }
 
   void on_worker_gone(Worker& worker) {
@@ -342,7 +360,7 @@ class Supervisor {
         retire(worker);
         replace(worker);
       } else {
-        assign(worker);
+        assign_next(worker);
       }
       return;
     }
@@ -420,12 +438,12 @@ class Supervisor {
     }
   }
 
+  ItemSchedule& schedule_;
   const WorkerSetup& setup_;
   const IsolationOptions& options_;
   const std::function<void(const ItemEnd&)>& on_end_;
-  std::deque<std::size_t> pending_;
   std::vector<Worker> workers_;
-  std::vector<std::optional<ItemEnd>> ends_;
+  std::vector<ItemEnd> ends_;
 };
 
 }  // namespace
@@ -434,8 +452,18 @@ std::vector<ItemEnd> run_isolated(
     std::size_t count, const WorkerSetup& setup,
     const IsolationOptions& options,
     const std::function<void(const ItemEnd&)>& on_end) {
-  if (count == 0) return {};
-  Supervisor supervisor(count, setup, options, on_end);
+  InOrder in_order(count);
+  std::vector<ItemEnd> ends = run_isolated(in_order, setup, options, on_end);
+  std::sort(ends.begin(), ends.end(),
+            [](const ItemEnd& a, const ItemEnd& b) { return a.item < b.item; });
+  return ends;
+}
+
+std::vector<ItemEnd> run_isolated(
+    ItemSchedule& schedule, const WorkerSetup& setup,
+    const IsolationOptions& options,
+    const std::function<void(const ItemEnd&)>& on_end) {
+  Supervisor supervisor(schedule, setup, options, on_end);
   return supervisor.run();
 }
 

@@ -12,7 +12,8 @@
 // killed and the item timed out. Either way a new worker takes the next
 // item. A worker may also ask to be replaced after an item (a device error
 // can leave its context unusable). Workers take items from the parent one
-// at a time, so `jobs` workers share the list.
+// at a time, so `jobs` workers share the list; an ItemSchedule decides
+// which item goes next.
 //
 // Generic over what an item is: results travel as JSON.
 #pragma once
@@ -22,6 +23,7 @@
 #include <csignal>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,10 +70,30 @@ struct ItemEnd {
   double seconds = 0;  // from the item's start to its end
 };
 
+// Which item a free worker runs next: asked each time one is free, and told
+// of every end (so it can learn how long items take, and deal the rest by
+// that). The items need not be dense: an item is a number the worker's
+// runner understands.
+class ItemSchedule {
+ public:
+  virtual ~ItemSchedule() = default;
+  // The next item to run, or std::nullopt when none is left.
+  virtual std::optional<std::size_t> next() = 0;
+  // An item ended, before `on_end` hears of it.
+  virtual void ended(const ItemEnd& end) { (void)end; }
+};
+
 // Runs items [0, count) and returns one end per item, in item order.
 // `on_end` (optional) is called in the parent as each item ends.
 std::vector<ItemEnd> run_isolated(
     std::size_t count, const WorkerSetup& setup,
+    const IsolationOptions& options,
+    const std::function<void(const ItemEnd&)>& on_end = {});
+
+// Runs what `schedule` hands out, until it has nothing left; returns one end
+// per item run, in the order they ended.
+std::vector<ItemEnd> run_isolated(
+    ItemSchedule& schedule, const WorkerSetup& setup,
     const IsolationOptions& options,
     const std::function<void(const ItemEnd&)>& on_end = {});
 

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "worker_pool.hpp"
 
@@ -146,4 +148,54 @@ TEST_CASE(
                            },
                            10),
                        "plugins rejected", std::runtime_error);
+}
+
+namespace {
+
+// Hands out 10, 20 and 30, then, once it has heard of all three ends, 40:
+// what goes next may depend on what ended.
+class LearningSchedule final : public jc::ItemSchedule {
+ public:
+  std::optional<std::size_t> next() override {
+    if (handed_ < 3) return 10 * ++handed_;
+    if (handed_ == 3 && heard_.size() == 3) return 10 * ++handed_;
+    return std::nullopt;
+  }
+  void ended(const jc::ItemEnd& end) override { heard_.push_back(end.item); }
+  std::vector<std::size_t> heard_;
+
+ private:
+  std::size_t handed_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "given a schedule, then the pool runs the items it hands out, tells it "
+    "of each end before on_end, and returns the ends in the order they "
+    "ended") {
+  LearningSchedule schedule;
+  std::vector<std::size_t> seen_by_on_end;
+  const std::vector<jc::ItemEnd> ends = jc::run_isolated(
+      schedule,
+      []() -> jc::ItemRunner {
+        return [](std::size_t item) -> jc::ItemOutcome {
+          return {{{"item", item}}, false};
+        };
+      },
+      {1, 30.0, 30.0, "item"},
+      [&](const jc::ItemEnd& end) {
+        // The schedule heard of this end already.
+        CHECK(schedule.heard_.back() == end.item);
+        seen_by_on_end.push_back(end.item);
+      });
+  // One worker: 10, 20, 30 in turn; 40 once all three had ended.
+  REQUIRE(ends.size() == 4);
+  CHECK(seen_by_on_end == std::vector<std::size_t>{10, 20, 30, 40});
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    CAPTURE(i);
+    CHECK(ends[i].item == 10 * (i + 1));
+    CHECK(ends[i].kind == jc::ItemEndKind::completed);
+    CHECK(ends[i].result.at("item").get<std::size_t>() == ends[i].item);
+  }
 }
