@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cli.hpp"
@@ -109,42 +110,31 @@ void print_plan(const std::vector<CompileKey>& keys, bool json) {
       "{} keys would be compiled (dry run: nothing compiled)\n", keys.size());
 }
 
-// A target no compiler supports fails every key alike. So the first key of
-// each implementation is compiled alone, first: when one is refused as
-// unsupported (JW_ERROR_UNSUPPORTED), the run stops with that one error
-// (exit 4) instead of failing each key.
-struct Probes {
-  std::vector<std::size_t> index;  // into the keys, ascending
-  WarmupResult result;             // result.keys[i] is keys[index[i]]'s
-};
-
-Probes compile_probes(Runtime& runtime, const std::vector<CompileKey>& keys) {
-  Probes probes;
-  std::vector<CompileKey> first_keys;
-  std::set<std::string> implementations;
+// A target no compiler supports fails every key alike, at once (nothing
+// compiles): such a target is one error (exit 4), not a FAILED line per
+// key. Returns the keys of the refused targets (each implementation and
+// target whose every key was refused as unsupported) and prints each
+// refusal once.
+std::set<std::size_t> report_unsupported(const std::vector<CompileKey>& keys,
+                                         const WarmupResult& result) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>>
+      by_target;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (implementations.insert(keys[i].impl_name()).second) {
-      probes.index.push_back(i);
-      first_keys.push_back(keys[i]);
-    }
+    by_target[{keys[i].impl_name(), keys[i].target()}].push_back(i);
   }
-  probes.result = runtime.warmup_keys(first_keys);
-  return probes;
-}
-
-// Prints each refused target; true when there was one.
-bool report_unsupported(const std::vector<CompileKey>& keys,
-                        const Probes& probes) {
-  bool refused = false;
-  for (std::size_t p = 0; p < probes.index.size(); ++p) {
-    const WarmupKeyResult& r = probes.result.keys[p];
-    if (!r.failed || r.status != JW_ERROR_UNSUPPORTED) continue;
-    const CompileKey& key = keys[probes.index[p]];
+  std::set<std::size_t> refused;
+  for (const auto& [target, indices] : by_target) {
+    const bool all_refused =
+        std::all_of(indices.begin(), indices.end(), [&](std::size_t i) {
+          return result.keys[i].failed &&
+                 result.keys[i].status == JW_ERROR_UNSUPPORTED;
+        });
+    if (!all_refused) continue;
     std::cerr << fmt::format(
-        "jitwarm warmup: {} cannot compile for {}; nothing was compiled\n  "
-        "{}\n",
-        key.impl_name(), key.target(), r.error);
-    refused = true;
+        "jitwarm warmup: {} cannot compile for {}; nothing was compiled for "
+        "it\n  {}\n",
+        target.first, target.second, result.keys[indices.front()].error);
+    refused.insert(indices.begin(), indices.end());
   }
   return refused;
 }
@@ -305,19 +295,6 @@ int cmd_warmup(const std::vector<std::string>& args) {
     return kExitOk;
   }
 
-  const Probes probes = compile_probes(*runtime, keys);
-  if (report_unsupported(keys, probes)) return kExitEnvironment;
-  std::vector<CompileKey> rest;
-  std::vector<std::size_t> rest_index;
-  for (std::size_t i = 0, p = 0; i < keys.size(); ++i) {
-    if (p < probes.index.size() && probes.index[p] == i) {
-      ++p;
-    } else {
-      rest.push_back(keys[i]);
-      rest_index.push_back(i);
-    }
-  }
-
   Progress progress(quiet || json          ? Progress::Style::none
                     : stderr_is_terminal() ? Progress::Style::bar
                                            : Progress::Style::lines);
@@ -325,21 +302,28 @@ int cmd_warmup(const std::vector<std::string>& args) {
   warmup_options.parallel = parallel == "processes"
                                 ? WarmupParallelism::processes
                                 : WarmupParallelism::threads;
-  warmup_options.progress = [&](std::size_t done, std::size_t,
+  warmup_options.progress = [&](std::size_t done, std::size_t total,
                                 const CompileKey& key) {
-    progress.update(probes.index.size() + done, keys.size(), key.text());
+    progress.update(done, total, key.text());
   };
-  const WarmupResult warmed = runtime->warmup_keys(rest, warmup_options);
-  WarmupResult result;
-  result.keys.resize(keys.size());
-  for (std::size_t p = 0; p < probes.index.size(); ++p) {
-    result.keys[probes.index[p]] = probes.result.keys[p];
+  WarmupResult result = runtime->warmup_keys(keys, warmup_options);
+  const std::set<std::size_t> refused = report_unsupported(keys, result);
+  if (!refused.empty()) {
+    // What the other targets gave, without the refused keys.
+    std::vector<CompileKey> other_keys;
+    WarmupResult others;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (refused.count(i) != 0) continue;
+      other_keys.push_back(keys[i]);
+      others.keys.push_back(result.keys[i]);
+    }
+    if (!other_keys.empty()) {
+      others.count_outcomes();
+      others.seconds = result.seconds;
+      print_result(other_keys, others, runtime->cache_settings(), shard, json);
+    }
+    return kExitEnvironment;
   }
-  for (std::size_t r = 0; r < rest_index.size(); ++r) {
-    result.keys[rest_index[r]] = warmed.keys[r];
-  }
-  result.count_outcomes();
-  result.seconds = probes.result.seconds + warmed.seconds;
   print_result(keys, result, runtime->cache_settings(), shard, json);
   const Persistence kept = persistence_of(runtime->cache_settings());
   if (!kept.note.empty()) {
