@@ -108,6 +108,7 @@ if want warmup; then
         --quiet "$@" | grep keys:; } 2>&1 | tr '\n' ' '; echo
   }
   {
+    lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))'
     # Before this round's compile work: one key per program, no fast compile.
     JITWARM_CUDA_FAST_COMPILE=off warm "before, jobs=1 batch=1" --jobs 1 --batch 1
     JITWARM_CUDA_FAST_COMPILE=off warm "before, jobs=16 processes batch=1" --jobs 16 --batch 1
@@ -118,16 +119,28 @@ if want warmup; then
     warm "jobs=8 processes" --jobs 8
     warm "jobs=16 processes" --jobs 16
     warm "jobs=16 processes batch=2" --jobs 16 --batch 2
+    # Where the 16 workers' time goes: each unit's end (debug log).
+    rm -rf /tmp/jwc
+    JITWARM_LOG_LEVEL=debug $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 \
+      --cache-dir /tmp/jwc --quiet --jobs 16 2>&1 | grep -E 'warmup: .* took|keys:' > "$OUT/warmup-schedule.txt"
+    echo "jobs=16 processes, with its schedule logged: $(grep keys: "$OUT/warmup-schedule.txt")"
     echo -n "warm cache: "
     { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | grep keys:; } 2>&1 | tr '\n' ' '; echo
   } | tee "$OUT/warmup.txt"
   echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
   python3 bench/triton_compare.py 2>&1 | tail -1 | tee -a "$OUT/warmup.txt"
+  # One of the 18 alone: what jitwarm's first specialization costs.
+  sed 's/"float16", "float32"//; s/aligned = \[true, false\]/aligned = [true]/; s/H = \[16, 17, 1\]/H = [16]/' \
+    bench/silu_and_mul.toml > /tmp/silu-one.toml
+  rm -rf /tmp/jwc-silu
+  echo -n "jitwarm, the first of them alone: " | tee -a "$OUT/warmup.txt"
+  { time $J warmup --manifest /tmp/silu-one.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
+      --jobs 1 --quiet | grep keys:; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup.txt"; echo | tee -a "$OUT/warmup.txt"
   for spec in "1 8" "1 1" "16 8"; do
     set -- $spec
     rm -rf /tmp/jwc-silu
     echo -n "jitwarm --jobs $1 --batch $2: " | tee -a "$OUT/warmup.txt"
-    $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
-      --jobs $1 --batch $2 --quiet | grep keys: | tee -a "$OUT/warmup.txt"
+    { time $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
+      --jobs $1 --batch $2 --quiet | grep keys:; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup.txt"; echo | tee -a "$OUT/warmup.txt"
   done
 fi
