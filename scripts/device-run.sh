@@ -127,6 +127,17 @@ if want warmup; then
     echo -n "warm cache: "
     { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | grep keys:; } 2>&1 | tr '\n' ' '; echo
   } | tee "$OUT/warmup.txt"
+  # The host's speed drifts within one command: serial and 16 processes in
+  # turns, so each ratio compares neighbours.
+  echo "== in turns: serial, then 16 processes, four rounds" | tee "$OUT/warmup-turns.txt"
+  for round in 1 2 3 4; do
+    for jobs in 1 16; do
+      rm -rf /tmp/jwc
+      echo -n "round $round jobs=$jobs: "
+      { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
+          --jobs $jobs --quiet | grep keys:; } 2>&1 | tr '\n' ' '; echo
+    done
+  done | tee -a "$OUT/warmup-turns.txt"
   echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
   python3 bench/triton_compare.py 2>&1 | tail -1 | tee -a "$OUT/warmup.txt"
   # One of the 18 alone: what jitwarm's first specialization costs.
