@@ -100,12 +100,19 @@ fi
 
 if want warmup; then
   echo "== warmup of manifests/kernel-set.toml for sm_90 (169 keys, cold cache each time)"
-  warm() {  # warm LABEL ARGS...: one cold warmup of the kernel set
+  timed() {  # timed MANIFEST ARGS...: a warmup for sm_90 into /tmp/jwc, its summary and time
+    { time $J warmup --manifest "$1" --target cuda:sm_90 --cache-dir /tmp/jwc --quiet "${@:2}" \
+        | grep keys:; } 2>&1 | tr '\n' ' '; echo
+  }
+  cold() {  # cold LABEL MANIFEST ARGS...: the same from a cold cache, labelled
     local label=$1; shift
     rm -rf /tmp/jwc
     echo -n "$label: "
-    { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
-        --quiet "$@" | grep keys:; } 2>&1 | tr '\n' ' '; echo
+    timed "$@"
+  }
+  warm() {  # warm LABEL ARGS...: one cold warmup of the kernel set
+    local label=$1; shift
+    cold "$label" manifests/kernel-set.toml "$@"
   }
   {
     lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))'
@@ -125,17 +132,14 @@ if want warmup; then
       --cache-dir /tmp/jwc --quiet --jobs 16 2>&1 | grep -E 'warmup: .* took|keys:' > "$OUT/warmup-schedule.txt"
     echo "jobs=16 processes, with its schedule logged: $(grep keys: "$OUT/warmup-schedule.txt")"
     echo -n "warm cache: "
-    { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc --quiet | grep keys:; } 2>&1 | tr '\n' ' '; echo
+    timed manifests/kernel-set.toml
   } | tee "$OUT/warmup.txt"
   # The host's speed drifts within one command: serial and 16 processes in
   # turns, so each ratio compares neighbours.
   echo "== in turns: serial, then 16 processes, four rounds" | tee "$OUT/warmup-turns.txt"
   for round in 1 2 3 4; do
     for jobs in 1 16; do
-      rm -rf /tmp/jwc
-      echo -n "round $round jobs=$jobs: "
-      { time $J warmup --manifest manifests/kernel-set.toml --target cuda:sm_90 --cache-dir /tmp/jwc \
-          --jobs $jobs --quiet | grep keys:; } 2>&1 | tr '\n' ' '; echo
+      warm "round $round jobs=$jobs" --jobs $jobs
     done
   done | tee -a "$OUT/warmup-turns.txt"
   echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
@@ -143,15 +147,9 @@ if want warmup; then
   # One of the 18 alone: what jitwarm's first specialization costs.
   sed 's/"float16", "float32"//; s/aligned = \[true, false\]/aligned = [true]/; s/H = \[16, 17, 1\]/H = [16]/' \
     bench/silu_and_mul.toml > /tmp/silu-one.toml
-  rm -rf /tmp/jwc-silu
-  echo -n "jitwarm, the first of them alone: " | tee -a "$OUT/warmup.txt"
-  { time $J warmup --manifest /tmp/silu-one.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
-      --jobs 1 --quiet | grep keys:; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup.txt"; echo | tee -a "$OUT/warmup.txt"
+  cold "jitwarm, the first of them alone" /tmp/silu-one.toml --jobs 1 | tee -a "$OUT/warmup.txt"
   for spec in "1 8" "1 1" "16 8"; do
     set -- $spec
-    rm -rf /tmp/jwc-silu
-    echo -n "jitwarm --jobs $1 --batch $2: " | tee -a "$OUT/warmup.txt"
-    { time $J warmup --manifest bench/silu_and_mul.toml --target cuda:sm_90 --cache-dir /tmp/jwc-silu \
-      --jobs $1 --batch $2 --quiet | grep keys:; } 2>&1 | tr '\n' ' ' | tee -a "$OUT/warmup.txt"; echo | tee -a "$OUT/warmup.txt"
+    cold "jitwarm --jobs $1 --batch $2" bench/silu_and_mul.toml --jobs $1 --batch $2 | tee -a "$OUT/warmup.txt"
   done
 fi
