@@ -57,6 +57,19 @@ LaunchGeometry plan(TestKey& key, TestArgs& args,
   return plan_launch(inst, key.view(), args.values(), limits).geometry;
 }
 
+// expand's arguments: int32 tensors of these extents, replace 5 by 0, up to
+// 40 tokens per request.
+TestArgs expand_args(int64_t output, int64_t x, int64_t cu_num_tokens) {
+  TestArgs args(ks::kExpand);
+  args.tensor("output", JW_DTYPE_INT32, {output})
+      .tensor("x", JW_DTYPE_INT32, {x})
+      .tensor("cu_num_tokens", JW_DTYPE_INT32, {cu_num_tokens})
+      .integer("replace_from", 5)
+      .integer("replace_to", 0)
+      .constant("MAX_NUM_TOKENS", 40);
+  return args;
+}
+
 // The checked packing of the unprepared launch path.
 KernelArguments pack(TestKey& key, TestArgs& args) {
   return KernelArguments::pack(KeyParams(key.view(), key.kernel()),
@@ -460,13 +473,7 @@ TEST_CASE(
   SUBCASE("expand: a lane group per request, sized to MAX_NUM_TOKENS") {
     TestKey key(ks::kExpand);
     key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
-    TestArgs args(ks::kExpand);
-    args.tensor("output", JW_DTYPE_INT32, {100})
-        .tensor("x", JW_DTYPE_INT32, {10})
-        .tensor("cu_num_tokens", JW_DTYPE_INT32, {10})
-        .integer("replace_from", 5)
-        .integer("replace_to", 0)
-        .constant("MAX_NUM_TOKENS", 40);
+    TestArgs args = expand_args(100, 10, 10);
     LaunchGeometry g = plan(key, args);
     CHECK(g.block.x == 32);  // 40 tokens: a warp
     CHECK(g.block.y == 8);
@@ -573,13 +580,7 @@ TEST_CASE(
   const KeyParams params(key.view(), key.kernel());
   jitwarm::gpu::LaunchPlanCache cache;
   const auto planned = [&](int64_t requests, jitwarm::gpu::LaunchPlanCache* c) {
-    TestArgs args(ks::kExpand);
-    args.tensor("output", JW_DTYPE_INT32, {requests * 40})
-        .tensor("x", JW_DTYPE_INT32, {requests})
-        .tensor("cu_num_tokens", JW_DTYPE_INT32, {requests})
-        .integer("replace_from", 5)
-        .integer("replace_to", 0)
-        .constant("MAX_NUM_TOKENS", 40);
+    TestArgs args = expand_args(requests * 40, requests, requests);
     return plan_launch(inst, params, args.values(), h100_like(), c);
   };
   for (const int64_t requests : {10, 100, 100000, 3, 0}) {
@@ -594,13 +595,7 @@ TEST_CASE(
     CHECK(with.extra[0].value == requests);
   }
   // A launch check that reads arguments still runs with the cache filled.
-  TestArgs bad(ks::kExpand);
-  bad.tensor("output", JW_DTYPE_INT32, {400})
-      .tensor("x", JW_DTYPE_INT32, {10})
-      .tensor("cu_num_tokens", JW_DTYPE_INT32, {5})
-      .integer("replace_from", 5)
-      .integer("replace_to", 0)
-      .constant("MAX_NUM_TOKENS", 40);
+  TestArgs bad = expand_args(400, 10, 5);
   CHECK(error_message([&] {
           plan_launch(inst, params, bad.values(), h100_like(), &cache);
         }).find("cu_num_tokens") != std::string::npos);
