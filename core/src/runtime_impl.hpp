@@ -147,10 +147,10 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
                  std::span<const std::size_t> unit,
                  std::vector<WarmupKeyResult>& keys,
                  const std::function<void(std::size_t)>& report);
-  // What `schedule` deals, in `jobs` worker processes
+  // What `schedule` deals, in as many worker processes as it deals for
   // (warmup_processes.cpp).
   void warm_in_processes(const std::vector<WarmupWork>& work,
-                         WarmupSchedule& schedule, unsigned jobs,
+                         WarmupSchedule& schedule,
                          std::vector<WarmupKeyResult>& keys,
                          const std::function<void(std::size_t)>& report);
 

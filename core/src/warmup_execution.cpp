@@ -227,8 +227,9 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
   };
   const unsigned jobs = std::max(
       1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(work.size())));
-  // Units of `schedule` in this process, on `threads` threads.
-  const auto warm_here = [&](WarmupSchedule& schedule, unsigned threads) {
+  // Units of `schedule` in this process, on a thread per worker it deals
+  // for.
+  const auto warm_here = [&](WarmupSchedule& schedule) {
     std::mutex schedule_mutex;
     const auto worker = [&]() {
       for (;;) {
@@ -248,6 +249,7 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
         schedule.finished(*unit, seconds);
       }
     };
+    const unsigned threads = schedule.workers();
     if (threads <= 1) {
       worker();
       return;
@@ -272,21 +274,18 @@ WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
       }
     }
     WarmupSchedule here_schedule(std::move(here), 1);
-    warm_here(here_schedule, 1);
+    warm_here(here_schedule);
     WarmupSchedule worker_schedule(
         std::move(in_workers),
         std::min<unsigned>(jobs, static_cast<unsigned>(worker_keys)));
     if (worker_keys > 1) {
-      warm_in_processes(
-          work, worker_schedule,
-          std::min<unsigned>(jobs, static_cast<unsigned>(worker_keys)),
-          result.keys, report);
+      warm_in_processes(work, worker_schedule, result.keys, report);
     } else {
-      warm_here(worker_schedule, 1);
+      warm_here(worker_schedule);
     }
   } else {
     WarmupSchedule schedule(std::move(groups), jobs);
-    warm_here(schedule, jobs);
+    warm_here(schedule);
   }
   result.count_outcomes();
   result.seconds =

@@ -144,7 +144,7 @@ nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
 
 void RuntimeImpl::warm_in_processes(
     const std::vector<WarmupWork>& work, WarmupSchedule& schedule,
-    unsigned jobs, std::vector<WarmupKeyResult>& keys,
+    std::vector<WarmupKeyResult>& keys,
     const std::function<void(std::size_t)>& report) {
   std::optional<TemporaryDirectory> private_directory;
   std::shared_ptr<DiskCache> store = disk_cache_;
@@ -175,7 +175,7 @@ void RuntimeImpl::warm_in_processes(
     };
   };
   IsolationOptions pool;
-  pool.jobs = jobs;
+  pool.jobs = schedule.workers();
   pool.item_timeout_seconds = kUnitTimeoutSeconds;
   pool.setup_allowance_seconds = 60;
   pool.item_noun = "warmup batch";

@@ -63,6 +63,8 @@ class WarmupSchedule {
   // The caller's key indices of a unit, and of the whole schedule.
   std::span<const std::size_t> keys(const WarmupUnit& unit) const;
   std::span<const std::size_t> all_keys() const { return order_; }
+  // How many workers it deals for (at least 1).
+  unsigned workers() const { return workers_; }
 
   // A unit as one number and back (a worker process's item, decoded from
   // what the schedule had when the worker was forked: the key order and
