@@ -5,7 +5,9 @@ Each doctest executable reports how many test cases passed and failed, and
 each pytest run prints a summary ("85 passed, 2 failed, 1 skipped in 3.2s");
 those counts are used. Any other test (scripts, the conformance runner)
 counts as one. A test that crashed or timed out before its summary counts as
-one failure, as does a failed run whose summary shows no failure. Prints the per-build table and, last, one line
+one failure, as does a failed run whose summary shows no failure. Prints the
+last lines each failed test printed (a sanitizer's report at exit, say, which
+the full log shows far above), the per-build table and, last, one line
 "N passed, N failed". Exits non-zero when anything failed.
 """
 import json
@@ -18,6 +20,9 @@ PYTEST = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s(?: \([\d:]+\))?\s*=
                     re.MULTILINE)
 PYTEST_PASSED = ("passed", "xfailed")         # an expected failure is a pass
 PYTEST_FAILED = ("failed", "error", "errors")
+# How much of a failed test's output the summary repeats.
+TAIL_LINES = 25
+TAILS_SHOWN = 8
 
 
 def pytest_counts(stdout):
@@ -35,6 +40,7 @@ def pytest_counts(stdout):
 
 
 def count(path):
+    """(passed, failed, [(name, last lines of its output)] of the failures)."""
     passed = failed = 0
     failures = []
     with open(path) as f:
@@ -57,22 +63,31 @@ def count(path):
             passed += p
             failed += fl
             if fl:
-                failures.append(entry["name"])
+                tail = stdout.rstrip("\n").split("\n")[-TAIL_LINES:]
+                failures.append((entry["name"], tail))
     return passed, failed, failures
 
 
 def main(paths):
     total_passed = total_failed = 0
+    rows = []
+    tails = []
     for path in paths:
         try:
             p, f, failures = count(path)
         except FileNotFoundError:
-            print(f"{path}: missing (build failed?)")
+            rows.append(f"{path}: missing (build failed?)")
             total_failed += 1
             continue
-        print(f"{path}: {p} passed, {f} failed" + (f"  ({', '.join(failures)})" if failures else ""))
+        names = [name for name, _ in failures]
+        rows.append(f"{path}: {p} passed, {f} failed" + (f"  ({', '.join(names)})" if names else ""))
+        tails += [(path, name, tail) for name, tail in failures]
         total_passed += p
         total_failed += f
+    for path, name, tail in tails[:TAILS_SHOWN]:
+        print(f"== failed: {name} ({path}), its last {len(tail)} lines")
+        print("\n".join(tail))
+    print("\n".join(rows))
     print(f"{total_passed} passed, {total_failed} failed")
     return 1 if total_failed else 0
 

@@ -7,7 +7,8 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
+#include "temp_dir.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,15 +31,8 @@ std::string read_file(const fs::path& path) {
 
 // A kernel directory of its own, removed at the end.
 struct KernelDirectory {
-  fs::path path;
-  KernelDirectory() {
-    path = fs::temp_directory_path() /
-           ("jitwarm-kernels-" + std::to_string(getpid()) + "-" +
-            std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~KernelDirectory() { fs::remove_all(path); }
+  test::TempDir directory{"kernels"};
+  const fs::path& path = directory.path;
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
   }
@@ -47,10 +41,6 @@ struct KernelDirectory {
     for (const char* name : {"scale.toml", "scale.cu"}) {
       write(name, read_file(fs::path(EXAMPLE_KERNEL_DIR) / name));
     }
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
   }
 };
 

@@ -1,6 +1,6 @@
 """scripts/count_results.py: the totals of the CI's last line count each
 doctest case and each pytest test, and a test that died before its summary
-as one failure."""
+as one failure; a failed test's last lines are repeated above them."""
 import importlib.util
 import json
 import os
@@ -31,4 +31,22 @@ def test_given_doctest_pytest_and_plain_tests_then_each_case_counts(source_root,
     passed, failed, failures = counter.count(str(log))
     assert passed == 12 + 85 + 12 + 1 + 1
     assert failed == 1 + 1 + 1
-    assert failures == ["python", "python-crash", "python-died"]
+    assert [name for name, _ in failures] == ["python", "python-crash", "python-died"]
+    assert failures[2][1] == ["...Segmentation fault"]
+
+
+def test_given_a_failure_at_exit_then_its_last_lines_come_before_the_totals(
+        source_root, tmp_path, capsys):
+    counter = load_counter(source_root)
+    output = [f"line {i}" for i in range(100)] + [
+        "[doctest] test cases:   9 |   9 passed | 0 failed | 0 skipped",
+        "==1==LeakSanitizer has encountered a fatal error."]
+    log = tmp_path / "testlog.json"
+    log.write_text(json.dumps({"name": "gpu / exits", "result": "FAIL",
+                               "stdout": "\n".join(output)}) + "\n")
+    assert counter.main([str(log)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "9 passed, 1 failed"
+    assert "LeakSanitizer has encountered a fatal error" in lines[-3]
+    shown = lines[lines.index(next(l for l in lines if l.startswith("== failed: gpu / exits"))) + 1:-2]
+    assert shown == output[-counter.TAIL_LINES:]
