@@ -114,12 +114,32 @@ std::string LaunchGeometry::text() const {
 // --- KernelArguments -------------------------------------------------------
 
 KernelArguments::KernelArguments(KernelArguments&& other) noexcept
-    : slots_(other.slots_),
-      sizes_(other.sizes_),
-      count_(other.count_),
-      device_(other.device_) {
-  // The pointers must name this object's slots, not the moved-from ones.
-  for (std::size_t i = 0; i < count_; ++i) pointers_[i] = &slots_[i];
+    : count_(other.count_), device_(other.device_) {
+  for (std::size_t i = 0; i < count_; ++i) {
+    slots_[i] = other.slots_[i];
+    sizes_[i] = other.sizes_[i];
+    // The pointers must name this object's slots, not the moved-from ones.
+    pointers_[i] = &slots_[i];
+  }
+}
+
+namespace {
+// Out of line, so the push every launch makes stays small enough to inline.
+[[noreturn, gnu::cold, gnu::noinline]] void too_many_parameters() {
+  throw plugin::PluginError(JW_ERROR_INTERNAL, "too many kernel parameters");
+}
+}  // namespace
+
+template <typename T>
+inline void KernelArguments::push(T value) {
+  static_assert(sizeof(T) <= sizeof(uint64_t));
+  if (count_ == kMaxParameters) too_many_parameters();
+  uint64_t word = 0;  // the whole slot is written, so copies read no garbage
+  std::memcpy(&word, &value, sizeof(T));
+  slots_[count_] = word;
+  pointers_[count_] = &slots_[count_];
+  sizes_[count_] = sizeof(T);
+  ++count_;
 }
 
 void KernelArguments::append_extra(const LaunchPlan& plan) {
@@ -131,18 +151,6 @@ void KernelArguments::append_extra(const LaunchPlan& plan) {
       case JW_INT_U64: push(static_cast<uint64_t>(extra.value)); break;
     }
   }
-}
-
-template <typename T>
-void KernelArguments::push(T value) {
-  static_assert(sizeof(T) <= sizeof(uint64_t));
-  if (count_ == kMaxParameters) {
-    throw plugin::PluginError(JW_ERROR_INTERNAL, "too many kernel parameters");
-  }
-  std::memcpy(&slots_[count_], &value, sizeof(T));
-  pointers_[count_] = &slots_[count_];
-  sizes_[count_] = sizeof(T);
-  ++count_;
 }
 
 KernelArguments KernelArguments::pack(const KeyParams& params,

@@ -108,9 +108,11 @@ class KernelArguments {
   template <typename T>
   void push(T value);
 
-  std::array<uint64_t, kMaxParameters> slots_{};
-  std::array<void*, kMaxParameters> pointers_{};
-  std::array<std::size_t, kMaxParameters> sizes_{};
+  // Only the first count_ entries are written (and read): clearing all of
+  // them cost a launch more than packing its arguments.
+  std::array<uint64_t, kMaxParameters> slots_;
+  std::array<void*, kMaxParameters> pointers_;
+  std::array<std::size_t, kMaxParameters> sizes_;
   std::size_t count_ = 0;
   int32_t device_ = -1;
 };
