@@ -355,19 +355,22 @@ def group_targets():
         # A refused target next to a good one: the good one is warmed and
         # summed up, the refused one is one error, and the exit code says so.
         work = tempfile.mkdtemp(prefix="jitwarm-cli-")
-        one_key = os.path.join(work, "one.toml")
-        with open(one_key, "w") as f:
-            f.write('version = 1\n[[kernel]]\n'
-                    'name = "vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens"\n')
-        code, out, err = run("warmup", "--manifest", one_key, "--target", good,
-                             "--target", bad, "--cache-dir", os.path.join(work, "cache"),
-                             "--jobs", "2", "--quiet", env_path=path)
-        check(f"an unsupported target next to {good}: {good} is warmed, {bad} one error, "
-              "exit 4",
-              code == 4 and err.count("nothing was compiled") == 1 and bad in err
-              and "FAILED" not in err and "1 keys: 1 compiled, 0 already cached, 0 failed" in out,
-              out + err[:600])
-        shutil.rmtree(work, ignore_errors=True)
+        try:
+            one_key = os.path.join(work, "one.toml")
+            with open(one_key, "w") as f:
+                f.write('version = 1\n[[kernel]]\n'
+                        'name = "vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens"\n')
+            code, out, err = run("warmup", "--manifest", one_key, "--target", good,
+                                 "--target", bad, "--cache-dir", os.path.join(work, "cache"),
+                                 "--jobs", "2", "--quiet", env_path=path)
+            check(f"an unsupported target next to {good}: {good} is warmed, {bad} one error, "
+                  "exit 4",
+                  code == 4 and err.count("nothing was compiled") == 1 and bad in err
+                  and "FAILED" not in err
+                  and "1 keys: 1 compiled, 0 already cached, 0 failed" in out,
+                  out + err[:600])
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         code, out, err = run("conformance", "--platform", name.lower(), "--kernel", "rms_norm",
                              "--target", shorthand, "--list", env_path=path)
         check(f"conformance --target {shorthand} compiles for {good}",
