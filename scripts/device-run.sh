@@ -51,13 +51,14 @@ if want example; then
 fi
 
 if want bandwidth; then
-  # Kernels compiled with NVRTC's --Ofast-compile=min (the default) and
-  # without it, side by side: the option must not cost bandwidth.
-  echo "== bandwidth (--Ofast-compile=min, the default)" | tee "$OUT/bench.txt"
+  # Kernels compiled the default way (NVRTC's --split-compile over every
+  # thread) and on one thread each, side by side: splitting a compile must
+  # not cost bandwidth.
+  echo "== bandwidth (the defaults: each compile split over every thread)" | tee "$OUT/bench.txt"
   build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \
     2>/dev/null | tee -a "$OUT/bench.txt"
-  echo "== bandwidth (JITWARM_CUDA_FAST_COMPILE=off)" | tee -a "$OUT/bench.txt"
-  JITWARM_CUDA_FAST_COMPILE=off build-device/bench/jitwarm-bench-bandwidth --platform cuda \
+  echo "== bandwidth (JITWARM_CUDA_COMPILE_THREADS=1: one thread per compile)" | tee -a "$OUT/bench.txt"
+  JITWARM_CUDA_COMPILE_THREADS=1 build-device/bench/jitwarm-bench-bandwidth --platform cuda \
     --iterations 30 2>/dev/null | tee -a "$OUT/bench.txt"
 fi
 
@@ -116,9 +117,10 @@ if want warmup; then
   }
   {
     lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))'
-    # Before this round's compile work: one key per program, no fast compile.
-    JITWARM_CUDA_FAST_COMPILE=off warm "before, jobs=1 batch=1" --jobs 1 --batch 1
-    JITWARM_CUDA_FAST_COMPILE=off warm "before, jobs=16 processes batch=1" --jobs 16 --batch 1
+    # Before the compile work of issue 14: one key per program, one thread
+    # per compile.
+    JITWARM_CUDA_COMPILE_THREADS=1 warm "before, jobs=1 batch=1" --jobs 1 --batch 1
+    JITWARM_CUDA_COMPILE_THREADS=1 warm "before, jobs=16 processes batch=1" --jobs 16 --batch 1
     warm "jobs=1" --jobs 1
     warm "jobs=1 batch=16" --jobs 1 --batch 16
     warm "jobs=8 threads" --jobs 8 --parallel threads
@@ -136,11 +138,13 @@ if want warmup; then
   } | tee "$OUT/warmup.txt"
   # The host's speed drifts within one command: serial and 16 processes in
   # turns, so each ratio compares neighbours.
-  echo "== in turns: serial, then 16 processes, four rounds" | tee "$OUT/warmup-turns.txt"
+  # "threads=1": one thread per compile (JITWARM_CUDA_COMPILE_THREADS=1),
+  # the serial baseline; the default splits each compile over every thread.
+  echo "== in turns: serial on one thread, serial, 16 processes, four rounds" | tee "$OUT/warmup-turns.txt"
   for round in 1 2 3 4; do
-    for jobs in 1 16; do
-      warm "round $round jobs=$jobs" --jobs $jobs
-    done
+    JITWARM_CUDA_COMPILE_THREADS=1 warm "round $round jobs=1 threads=1" --jobs 1
+    warm "round $round jobs=1" --jobs 1
+    warm "round $round jobs=16" --jobs 16
   done | tee -a "$OUT/warmup-turns.txt"
   echo "== cold compile: Triton vs jitwarm, the same 18 silu_and_mul specializations" | tee -a "$OUT/warmup.txt"
   python3 bench/triton_compare.py 2>&1 | tail -1 | tee -a "$OUT/warmup.txt"
@@ -148,8 +152,12 @@ if want warmup; then
   sed 's/"float16", "float32"//; s/aligned = \[true, false\]/aligned = [true]/; s/H = \[16, 17, 1\]/H = [16]/' \
     bench/silu_and_mul.toml > /tmp/silu-one.toml
   cold "jitwarm, the first of them alone" /tmp/silu-one.toml --jobs 1 | tee -a "$OUT/warmup.txt"
+  JITWARM_CUDA_COMPILE_THREADS=1 cold "jitwarm, the first of them alone, threads=1" \
+    /tmp/silu-one.toml --jobs 1 | tee -a "$OUT/warmup.txt"
   for spec in "1 8" "1 1" "16 8"; do
     set -- $spec
     cold "jitwarm --jobs $1 --batch $2" bench/silu_and_mul.toml --jobs $1 --batch $2 | tee -a "$OUT/warmup.txt"
   done
+  JITWARM_CUDA_COMPILE_THREADS=1 cold "jitwarm --jobs 1 --batch 8, threads=1" \
+    bench/silu_and_mul.toml --jobs 1 | tee -a "$OUT/warmup.txt"
 fi

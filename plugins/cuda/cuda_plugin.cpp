@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 JITWARM_DEFINE_PLUGIN_HOST_API()
 
@@ -25,21 +26,34 @@ namespace {
 constexpr const char* kPluginName = "jitwarm-cuda";
 constexpr const char* kPluginVersion = "0.1.0";
 
+// Passes the host's value of setting `name`, if any, to `set`. A bad value
+// keeps the plugin, with the setting's default (`current`), and says so.
+template <typename Set, typename Current>
+void apply_setting(const jw_host_api& host, const char* name, Set set,
+                   Current current) {
+  if (host.get_config == nullptr) return;
+  const char* value = host.get_config(host.host_ctx, name);
+  if (value == nullptr) return;
+  try {
+    set(value);
+  } catch (const plugin::PluginError& e) {
+    plugin::log(JW_LOG_WARNING, std::string(e.what()) + "; using " + current());
+  }
+}
+
 jw_status register_all(const jw_host_api* host) {
   return plugin::register_with_host(host, kPluginName, [&] {
     std::string nvrtc_missing;
     std::unique_ptr<NvrtcCompiler> nvrtc = NvrtcCompiler::open(nvrtc_missing);
-    if (nvrtc != nullptr && host->get_config != nullptr) {
-      if (const char* level =
-              host->get_config(host->host_ctx, "cuda.fast_compile")) {
-        try {
-          nvrtc->set_fast_compile(level);
-        } catch (const plugin::PluginError& e) {
-          // A bad setting keeps the plugin, with the default, and says so.
-          plugin::log(JW_LOG_WARNING, std::string(e.what()) + "; using " +
-                                          nvrtc->fast_compile());
-        }
-      }
+    if (nvrtc != nullptr) {
+      apply_setting(
+          *host, "cuda.fast_compile",
+          [&](const char* level) { nvrtc->set_fast_compile(level); },
+          [&] { return nvrtc->fast_compile(); });
+      apply_setting(
+          *host, "cuda.compile_threads",
+          [&](const char* threads) { nvrtc->set_compile_threads(threads); },
+          [&] { return std::to_string(nvrtc->compile_threads()); });
     }
     auto driver = std::make_unique<CudaDeviceDriver>();
     if (nvrtc == nullptr && !driver->library_available()) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <system_error>
 
 namespace jitwarm::cuda {
 namespace {
@@ -138,16 +140,36 @@ void NvrtcCompiler::set_fast_compile(std::string_view level) {
   fast_compile_ = level;
 }
 
+void NvrtcCompiler::set_compile_threads(std::string_view threads) {
+  unsigned count = 0;
+  const char* end = threads.data() + threads.size();
+  const auto [stop, error] = std::from_chars(threads.data(), end, count);
+  if (threads.empty() || error != std::errc() || stop != end ||
+      count > kMaxCompileThreads) {
+    throw plugin::PluginError(
+        JW_ERROR_INVALID_ARGUMENT,
+        "JITWARM_CUDA_COMPILE_THREADS is '" + std::string(threads) +
+            "': use 0 (as many threads as the machine has), 1 (one thread) "
+            "or another count up to " +
+            std::to_string(kMaxCompileThreads));
+  }
+  compile_threads_ = count;
+}
+
 std::vector<std::string> NvrtcCompiler::options_for(
     const gpu::GpuTarget& target) const {
   // No fast-math: the kernels must match the CPU reference (KERNELS.md), so
   // division and sqrt stay IEEE-rounded (NVRTC's defaults).
   std::vector<std::string> options{"--gpu-architecture=" + target.arch,
                                    "-std=c++17"};
-  // --Ofast-compile arrived in NVRTC 12.8; an older one would refuse it.
-  const bool has_fast_compile = major_ > 12 || (major_ == 12 && minor_ >= 8);
-  if (fast_compile_ != "off" && has_fast_compile) {
+  // NVRTC 12.8 has both options; an older one may refuse them, so it gets
+  // neither and compiles on one thread at full optimization.
+  const bool is_12_8_or_later = major_ > 12 || (major_ == 12 && minor_ >= 8);
+  if (fast_compile_ != "off" && is_12_8_or_later) {
     options.push_back("--Ofast-compile=" + fast_compile_);
+  }
+  if (compile_threads_ != 1 && is_12_8_or_later) {
+    options.push_back("--split-compile=" + std::to_string(compile_threads_));
   }
   return options;
 }

@@ -369,6 +369,20 @@ def group_targets():
                   and "FAILED" not in err
                   and "1 keys: 1 compiled, 0 already cached, 0 failed" in out,
                   out + err[:600])
+            if name == "CUDA":
+                code, out, err = run("warmup", "--manifest", one_key, "--target", good,
+                                     "--cache-dir", os.path.join(work, "threads"), "--quiet",
+                                     env_path=path,
+                                     env={"JITWARM_CUDA_COMPILE_THREADS": "lots",
+                                          "JITWARM_LOG_LEVEL": "warning"})
+                warnings = [line for line in err.splitlines()
+                            if "JITWARM_CUDA_COMPILE_THREADS" in line]
+                check("a bad JITWARM_CUDA_COMPILE_THREADS warns once, and the warmup compiles "
+                      "with the default",
+                      code == 0 and len(warnings) == 1 and "is 'lots'" in warnings[0]
+                      and warnings[0].endswith("using 0")
+                      and "1 keys: 1 compiled, 0 already cached, 0 failed" in out,
+                      out + err[:600])
         finally:
             shutil.rmtree(work, ignore_errors=True)
         code, out, err = run("conformance", "--platform", name.lower(), "--kernel", "rms_norm",

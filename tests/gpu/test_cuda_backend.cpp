@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 
+using jitwarm::cuda::NvrtcCompiler;
 using jitwarm::gpu::CompiledKernel;
 using jitwarm::gpu::EmbeddedSource;
 using jitwarm::gpu::GpuBackend;
@@ -29,11 +30,16 @@ namespace ks = jitwarm::kernel_set;
 
 namespace {
 
-std::unique_ptr<GpuBackend> make_backend(
-    std::span<const EmbeddedSource> sources = gpu::embedded_kernel_sources()) {
+std::unique_ptr<NvrtcCompiler> open_nvrtc() {
   std::string why_not;
-  auto nvrtc = jitwarm::cuda::NvrtcCompiler::open(why_not);
+  auto nvrtc = NvrtcCompiler::open(why_not);
   if (nvrtc == nullptr) FAIL("NVRTC is needed for this test: " << why_not);
+  return nvrtc;
+}
+
+std::unique_ptr<GpuBackend> make_backend(
+    std::span<const EmbeddedSource> sources = gpu::embedded_kernel_sources(),
+    std::unique_ptr<NvrtcCompiler> nvrtc = open_nvrtc()) {
   gpu::GpuBackendDescription description;
   description.plugin_name = "jitwarm-cuda";
   description.platform = "cuda";
@@ -59,6 +65,14 @@ bool defines_function(const std::string& binary, const std::string& name) {
                      [&](const gpu::ElfSymbol& s) {
                        return s.defined && s.type == 2 && s.name == name;
                      });
+}
+
+GpuBackend::Descriptor builtin(std::string_view kernel) {
+  for (const GpuBackend::Descriptor& descriptor : gpu::builtin_descriptors()) {
+    if (descriptor->kernel_name == kernel) return descriptor;
+  }
+  FAIL("no built-in descriptor for " << kernel);
+  return nullptr;
 }
 
 template <typename Body>
@@ -204,6 +218,77 @@ TEST_CASE(
   CHECK(backend->fingerprint(div16.view()) != text);
   TestKey sm80(ks::kZeroKvBlocks, "cuda:sm_80");
   CHECK(backend->fingerprint(sm80.view()) != text);
+}
+
+TEST_CASE(
+    "given compile threads, then NVRTC splits a compile over them unless "
+    "one thread is asked for, and a bad count is refused and changes "
+    "nothing") {
+  auto nvrtc = open_nvrtc();
+  const gpu::GpuTarget target = jitwarm::cuda::parse_cuda_target("cuda:sm_90");
+  const bool splits =
+      nvrtc->major_version() > 12 ||
+      (nvrtc->major_version() == 12 && nvrtc->minor_version() >= 8);
+  auto split_option = [&] {
+    const std::vector<std::string> options = nvrtc->options_for(target);
+    const auto found = std::find_if(
+        options.begin(), options.end(),
+        [](const auto& o) { return o.rfind("--split-compile", 0) == 0; });
+    return found == options.end() ? std::string() : *found;
+  };
+  CHECK(nvrtc->compile_threads() == 0);
+  CHECK(split_option() == (splits ? "--split-compile=0" : ""));
+  nvrtc->set_compile_threads("1");
+  CHECK(split_option().empty());
+  nvrtc->set_compile_threads("8");
+  CHECK(split_option() == (splits ? "--split-compile=8" : ""));
+  nvrtc->set_compile_threads("4096");
+  CHECK(nvrtc->compile_threads() == 4096);
+  for (const char* bad : {"", "-1", "x", "4x", " 4", "4097", "99999999999"}) {
+    CAPTURE(bad);
+    const PluginError e = error_of([&] { nvrtc->set_compile_threads(bad); });
+    CHECK(e.status() == JW_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(e.what()).find("JITWARM_CUDA_COMPILE_THREADS is '" +
+                                     std::string(bad) + "'") !=
+          std::string::npos);
+    CHECK(nvrtc->compile_threads() == 4096);
+  }
+}
+
+TEST_CASE(
+    "given one thread or all of them, then a batch compiles to the same "
+    "kernels under fingerprints of their own") {
+  auto one_thread = open_nvrtc();
+  one_thread->set_compile_threads("1");
+  auto single =
+      make_backend(gpu::embedded_kernel_sources(), std::move(one_thread));
+  auto split = make_backend();
+  // Two instantiations: a program with two kernels to split.
+  TestKey vectorized(ks::kSiluAndMul);
+  vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
+  TestKey scalar(ks::kSiluAndMul);
+  scalar.all_aligned(false);
+  const std::vector<const jw_compile_key_view*> keys{&vectorized.view(),
+                                                     &scalar.view()};
+  const GpuBackend::Descriptor silu_and_mul = builtin(ks::kSiluAndMul);
+  for (GpuBackend* backend : {single.get(), split.get()}) {
+    const auto results = backend->compile_batch(silu_and_mul, keys);
+    REQUIRE(results.size() == 2);
+    for (const GpuBackend::BatchResult& result : results) {
+      REQUIRE(result.compiled != nullptr);
+      CHECK(defines_function(result.compiled->binary,
+                             result.compiled->entry_point));
+    }
+  }
+  const bool splits =
+      split->fingerprint(scalar.view()).find("--split-compile=0") !=
+      std::string::npos;
+  CHECK(single->fingerprint(scalar.view()).find("--split-compile") ==
+        std::string::npos);
+  if (splits) {
+    CHECK(single->fingerprint(scalar.view()) !=
+          split->fingerprint(scalar.view()));
+  }
 }
 
 TEST_CASE(
