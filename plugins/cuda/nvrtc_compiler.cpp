@@ -144,8 +144,8 @@ void NvrtcCompiler::set_compile_threads(std::string_view threads) {
   unsigned count = 0;
   const char* end = threads.data() + threads.size();
   const auto [stop, error] = std::from_chars(threads.data(), end, count);
-  if (threads.empty() || error != std::errc() || stop != end ||
-      count > kMaxCompileThreads) {
+  // from_chars refuses an empty string, a sign and leading spaces.
+  if (error != std::errc() || stop != end || count > kMaxCompileThreads) {
     throw plugin::PluginError(
         JW_ERROR_INVALID_ARGUMENT,
         "JITWARM_CUDA_COMPILE_THREADS is '" + std::string(threads) +
