@@ -34,5 +34,5 @@ copy_built() {  # copy_built FIND-ARGS...: the matching files, paths kept
 copy_built . \( -name '*.p' -o -name 'meson-*' -o -name fuzz -o -path ./tests \) -prune -o \
   \( -type f -o -type l \) ! -name '*.a' ! -name '*.o' ! -name build.ninja ! -name '.ninja*' \
   ! -name compile_commands.json
-copy_built tests/gpu/test_cuda_launch tests/plugins -name '*.p' -prune -o -type f ! -name '*.a'
+copy_built tests/gpu/test_cuda_launch tests/gpu/test_cuda_fork_after_warmup tests/plugins -name '*.p' -prune -o -type f ! -name '*.a'
 du -sh build-device .carry/build-device

@@ -28,6 +28,8 @@ if want check; then
   echo "== launch tests (tests/gpu)"
   build-device/tests/gpu/test_cuda_launch > "$OUT/cuda-launch-test.txt" 2>&1
   grep -B2 -A8 "ERROR" "$OUT/cuda-launch-test.txt" | head -40; tail -2 "$OUT/cuda-launch-test.txt"
+  echo "== a child forked after a compile-only warmup uses CUDA"
+  build-device/tests/gpu/test_cuda_fork_after_warmup; echo "exit code $?"
 fi
 
 if want conformance; then

@@ -6,7 +6,7 @@
 
 namespace jitwarm::detail {
 
-PlatformInfo PlatformRecord::info() const {
+PlatformInfo PlatformRecord::capabilities() const {
   PlatformInfo info;
   info.name = name;
   info.origin = origin;
@@ -18,6 +18,11 @@ PlatformInfo PlatformRecord::info() const {
     info.can_launch = (flags & JW_PLATFORM_CAN_LAUNCH) != 0;
   }
   info.detail = detail.text;
+  return info;
+}
+
+PlatformInfo PlatformRecord::info() const {
+  PlatformInfo info = capabilities();
   int32_t count = 0;
   if (info.can_launch && c.device_count(c.user_data, &count) == JW_OK)
     info.device_count = count;

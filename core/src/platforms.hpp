@@ -33,6 +33,11 @@ struct PlatformRecord {
   std::string origin;
   std::shared_ptr<void> keep_alive;  // the plugin library
 
+  // What the platform can do and why not, without its device count: asks
+  // no driver for devices, so none is initialized and the process may still
+  // fork (docs/plugin-abi.md "Platforms"). device_count stays 0.
+  PlatformInfo capabilities() const;
+  // capabilities() and the device count, which initializes the driver.
   PlatformInfo info() const;
   // "cuda:sm_90" for a device; throws for a bad index or a plugin error.
   const std::string& target(int32_t device);

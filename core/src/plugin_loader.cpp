@@ -697,9 +697,11 @@ void RuntimeImpl::commit(RegistrationStaging& staging,
   platforms_.add(staging.platforms);
   for (auto& p : staging.platforms) {
     if (record == nullptr) continue;
-    const PlatformInfo info = p->info();
-    std::string state = info.can_launch ? fmt::format("launch ({} device(s))",
-                                                      info.device_count)
+    // Loading never counts devices: that would initialize the driver, and a
+    // process that loaded plugins may still fork (`jitwarm plugins` and
+    // Runtime::platforms() count them).
+    const PlatformInfo info = p->capabilities();
+    std::string state = info.can_launch    ? std::string("launch")
                         : info.can_compile ? std::string("compile-only")
                                            : std::string("unavailable");
     record->platforms.push_back(

@@ -171,6 +171,16 @@ std::vector<std::string> NvrtcCompiler::options_for(
   if (compile_threads_ != 1 && is_12_8_or_later) {
     options.push_back("--split-compile=" + std::to_string(compile_threads_));
   }
+  // NVRTC's own cache (12.9 and later) lives in the CUDA driver's compute
+  // cache, so on a machine with a driver NVRTC initializes the driver inside
+  // the first compile: a process that warmed compile-only could no longer
+  // fork children that use CUDA (every driver call in the child fails with
+  // CUDA_ERROR_NOT_INITIALIZED; tests/gpu/test_cuda_fork_after_warmup.cpp).
+  // It would also write every program into the user's ~/.nv/ComputeCache,
+  // which the driver's JIT of other applications shares, for nothing: the
+  // runtime's cache never compiles a program twice. 13.0 documents the
+  // option (nvrtc.h); 12.9 keeps its cache.
+  if (major_ >= 13) options.emplace_back("--no-cache");
   return options;
 }
 

@@ -260,6 +260,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given NVRTC 13 or later, then every compile bypasses NVRTC's cache in "
+    "the driver, whatever the other settings") {
+  // The cache would initialize the CUDA driver inside a compile-only
+  // warmup (test_cuda_fork_after_warmup needs a GPU to show what that
+  // breaks); here: that the option is always there, and compiles with it.
+  auto nvrtc = open_nvrtc();
+  const bool bypasses = nvrtc->major_version() >= 13;
+  const gpu::GpuTarget target = jitwarm::cuda::parse_cuda_target("cuda:sm_90");
+  for (const char* threads : {"0", "1", "8"}) {
+    CAPTURE(threads);
+    nvrtc->set_compile_threads(threads);
+    const std::vector<std::string> options = nvrtc->options_for(target);
+    CHECK(std::count(options.begin(), options.end(), "--no-cache") ==
+          (bypasses ? 1 : 0));
+  }
+  auto backend = make_backend(gpu::embedded_kernel_sources(), std::move(nvrtc));
+  TestKey key(ks::kZeroKvBlocks);
+  CHECK((backend->fingerprint(key.view()).find("--no-cache") !=
+         std::string::npos) == bypasses);
+  const GpuBackend::Descriptor zero_kv_blocks = builtin(ks::kZeroKvBlocks);
+  const std::vector<const jw_compile_key_view*> keys{&key.view()};
+  const auto results = backend->compile_batch(zero_kv_blocks, keys);
+  REQUIRE(results.size() == 1);
+  REQUIRE(results.front().compiled != nullptr);
+  CHECK(defines_function(results.front().compiled->binary,
+                         results.front().compiled->entry_point));
+}
+
+TEST_CASE(
     "given one thread or all of them, then a batch compiles to the same "
     "kernels under fingerprints of their own") {
   auto one_thread = open_nvrtc();

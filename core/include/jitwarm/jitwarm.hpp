@@ -762,9 +762,14 @@ class Runtime {
   const KernelSchema& schema(std::string_view name) const;
   std::vector<ImplementationInfo> implementations(std::string_view name) const;
   KernelExplanation explain(std::string_view name) const;
+  // With each platform's device count, which initializes its driver: a
+  // process that forks children that use a device (after a compile-only
+  // warmup, say) asks after the fork, or reads load_history(), which loading
+  // fills without asking for devices.
   std::vector<PlatformInfo> platforms() const;
   // The platform launches go to when none is given: the first of cuda, hip,
-  // cpu (then any other) that has a device and can launch.
+  // cpu (then any other) that has a device and can launch. Counts devices,
+  // as platforms() does.
   std::string default_platform() const;
   // "cuda:sm_90" for a device; throws JW_ERROR_NO_DEVICE without one.
   std::string target_for(std::string_view platform, int32_t device = 0) const;
