@@ -3,12 +3,14 @@ ranges, zip, exclude, a Python filter), manifests as files and as TOML text,
 plans, exact keys, progress, failures, and compile-only warmup for CUDA and
 HIP targets on a machine without their GPUs."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import jitwarm
-from conftest import BATCH_MEMCPY, RMS_NORM, SILU, aligned_empty
+from conftest import BATCH_MEMCPY, RMS_NORM, SILU, aligned_empty, env_path
 
 SILU_TOML = f"""
 version = 1
@@ -202,3 +204,35 @@ def test_given_worker_processes_and_batches_then_every_key_lands_in_this_runtime
     assert again.compiled == 0 and again.cached == 6
     with pytest.raises(jitwarm.InvalidArgumentError, match="'threads' or 'processes'"):
         gpu_rt.warmup(request, target="cuda:sm_90", parallel="fibers")
+
+
+FORK_SAFE_SCRIPT = f"""
+import ctypes
+import jitwarm
+driver = ctypes.CDLL("libcuda.so.1")  # the fake: it counts cuInit calls
+rt = jitwarm.Runtime(no_cache_dir=True)
+rt.load_plugins()
+loaded = driver.fake_libcuda_init_calls()
+result = rt.warmup(jitwarm.WarmupRequest("{SILU}", params={{"H": [4096]}}), target="cuda:sm_90")
+assert result.compiled > 0 and result.failed == 0, repr(result)
+warmed = driver.fake_libcuda_init_calls()
+rt.platforms()  # counts devices: initializes the driver
+print(loaded, warmed, driver.fake_libcuda_init_calls())
+"""
+
+
+def test_given_a_server_that_warms_then_forks_then_python_leaves_the_cuda_driver_alone():
+    """A server may warm compile-only in its parent and fork GPU workers after
+    (docs/warmup.md "Compile time"): through the package too, loading plugins
+    and a warmup with a target never initialize the CUDA driver. The driver is
+    tests/gpu/fake_libcuda, first on LD_LIBRARY_PATH of a fresh interpreter."""
+    fake_dir = env_path("JITWARM_TEST_FAKE_LIBCUDA_DIR")
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        [fake_dir] + [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p])
+    run = subprocess.run([sys.executable, "-c", FORK_SAFE_SCRIPT], env=env,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    loaded, warmed, counted = run.stdout.split()
+    assert (loaded, warmed) == ("0", "0")
+    assert counted == "1"  # the fake is the plugin's driver: the check can fail
