@@ -7,6 +7,8 @@
 // NVRTC (which opens libcuda.so.1 itself for its cache, 12.9 and later).
 #include <jitwarm/jitwarm.hpp>
 
+#include "compile_only_warmup.hpp"
+
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
@@ -51,18 +53,8 @@ TEST_CASE(
                   "the CUDA plugin did not load with the fake "
                   "driver as a platform that can launch");
 
-  const jitwarm::WarmupManifest manifest = jitwarm::parse_warmup_manifest(
-      "version = 1\n"
-      "[[kernel]]\n"
-      "name = \"vllm.v1.worker.utils.zero_kv_blocks\"\n"
-      "[kernel.params]\n"
-      "n_blocks = [16]\n",
-      "driver-untouched");
-  jitwarm::WarmupOptions warmup;
-  warmup.platform = "cuda";
-  warmup.target = "cuda:sm_90";
   const jitwarm::WarmupResult result =
-      runtime.warmup(manifest.requests, warmup);
+      jitwarm::test::warm_one_cuda_key(runtime);
   REQUIRE(result.keys.size() == 1);
   CHECK_MESSAGE(result.compiled == 1, result.keys.front().error);
   CHECK(init_calls() == 0);

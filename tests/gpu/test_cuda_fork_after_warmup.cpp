@@ -7,10 +7,13 @@
 //
 // Its own program, not a case of test_cuda_launch: that one initializes the
 // driver before its first case. Here nothing before the fork touches a
-// device: the warmup names its target, and the platform is asked only for
-// its capabilities. Without a CUDA driver or a device it only compiles and
-// exits 77 (skipped): no child could use a device anyway.
+// device: the warmup names its target (compile_only_warmup.hpp), and the
+// platform is asked only for its capabilities. Without a CUDA driver or a
+// device it only compiles and exits 77 (skipped): no child could use a
+// device anyway.
 #include <jitwarm/jitwarm.hpp>
+
+#include "compile_only_warmup.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,19 +61,8 @@ int main() {
     std::cout << "the CUDA plugin cannot compile here\n";
     return 1;
   }
-  const jitwarm::WarmupManifest manifest = jitwarm::parse_warmup_manifest(
-      "version = 1\n"
-      "[[kernel]]\n"
-      "name = \"vllm.v1.sample.rejection_sampler.expand\"\n"
-      "[kernel.params]\n"
-      "x = { dtype = [\"int32\"] }\n"
-      "MAX_NUM_TOKENS = [8]\n",
-      "fork-after-warmup");
-  jitwarm::WarmupOptions warmup;
-  warmup.platform = "cuda";
-  warmup.target = "cuda:sm_90";  // named: no device is asked for its arch
   const jitwarm::WarmupResult result =
-      runtime.warmup(manifest.requests, warmup);
+      jitwarm::test::warm_one_cuda_key(runtime);
   if (result.compiled != 1 || result.failed != 0) {
     std::cout << "the warmup compiled " << result.compiled << " and failed "
               << result.failed << " keys\n";
