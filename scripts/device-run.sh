@@ -156,7 +156,7 @@ if want warmup; then
   cold "jitwarm, the first of them alone" /tmp/silu-one.toml --jobs 1 | tee -a "$OUT/warmup.txt"
   JITWARM_CUDA_COMPILE_THREADS=1 cold "jitwarm, the first of them alone, threads=1" \
     /tmp/silu-one.toml --jobs 1 | tee -a "$OUT/warmup.txt"
-  for spec in "1 8" "1 1" "16 8"; do
+  for spec in "1 8" "1 18" "1 1" "16 8"; do
     set -- $spec
     cold "jitwarm --jobs $1 --batch $2" bench/silu_and_mul.toml --jobs $1 --batch $2 | tee -a "$OUT/warmup.txt"
   done

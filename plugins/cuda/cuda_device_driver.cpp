@@ -340,6 +340,11 @@ gpu::LaunchContext CudaDeviceDriver::launch_context(int32_t device,
     require_device(device);
     return {primary_context(device), 0};
   }
+  // Every launch asks: a memo of the stream's context keyed by
+  // cuStreamGetId (one query instead of two) is out, since cuStreamGetId
+  // during a stream capture fails and invalidates the capture (CUDA 13.0's
+  // driver; test_cuda_launch.cpp, "captured into a CUDA graph"), and these
+  // two queries are safe there.
   const auto for_stream = [] { return std::string("for a launch's stream"); };
   CUcontext context = nullptr;
   check(api_->cuStreamGetCtx(static_cast<CUstream>(stream), &context),

@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ks = jitwarm::kernel_set;
@@ -684,6 +686,73 @@ struct Api {
       get<decltype(primary_ctx_release)>("cuDevicePrimaryCtxRelease_v2");
   Result (*ctx_set_current)(Context) =
       get<decltype(ctx_set_current)>("cuCtxSetCurrent");
+  // Stream capture (CUDA graphs), as torch.cuda.graph uses it.
+  using Graph = struct Opaque*;
+  using GraphExec = struct Opaque*;
+  static constexpr int kCaptureModeGlobal = 0;  // CU_STREAM_CAPTURE_MODE_GLOBAL
+  Result (*begin_capture)(Stream, int) =
+      get<decltype(begin_capture)>("cuStreamBeginCapture_v2");
+  Result (*end_capture)(Stream, Graph*) =
+      get<decltype(end_capture)>("cuStreamEndCapture");
+  Result (*graph_instantiate)(GraphExec*, Graph, unsigned long long) =
+      get<decltype(graph_instantiate)>("cuGraphInstantiateWithFlags");
+  Result (*graph_launch)(GraphExec,
+                         Stream) = get<decltype(graph_launch)>("cuGraphLaunch");
+  Result (*graph_exec_destroy)(GraphExec) =
+      get<decltype(graph_exec_destroy)>("cuGraphExecDestroy");
+  Result (*graph_destroy)(Graph) =
+      get<decltype(graph_destroy)>("cuGraphDestroy");
+};
+
+// expand of three requests on device memory of the current context:
+// x = [5, 9, 5], cu = [2, 5, 6], 5 replaced by 0 (KERNELS.md's example).
+struct ExpandOnDevice {
+  explicit ExpandOnDevice(const Api& driver_api) : api(driver_api) {
+    REQUIRE(api.mem_alloc(&output, 24) == 0);
+    REQUIRE(api.mem_alloc(&x, 12) == 0);
+    REQUIRE(api.mem_alloc(&cu, 12) == 0);
+    set_x({5, 9, 5});
+    const std::vector<int32_t> cu_host{2, 5, 6};
+    REQUIRE(api.copy_to_device(cu, cu_host.data(), 12) == 0);
+    clear_output();
+  }
+  ~ExpandOnDevice() {
+    for (DevicePointer p : {output, x, cu}) CHECK(api.mem_free(p) == 0);
+  }
+  ExpandOnDevice(const ExpandOnDevice&) = delete;
+  ExpandOnDevice& operator=(const ExpandOnDevice&) = delete;
+
+  void set_x(const std::vector<int32_t>& values) {
+    REQUIRE(api.copy_to_device(x, values.data(), 12) == 0);
+  }
+  void clear_output() {
+    const std::vector<int32_t> minus_seven(6, -7);
+    REQUIRE(api.copy_to_device(output, minus_seven.data(), 24) == 0);
+  }
+  std::vector<int32_t> read_output() const {
+    std::vector<int32_t> host(6, 0);
+    REQUIRE(api.copy_to_host(host.data(), output, 24) == 0);
+    return host;
+  }
+  void launch(void* stream) const {
+    const auto on_device = [](DevicePointer p, int64_t n) {
+      const std::vector<int64_t> shape{n};
+      return jitwarm::make_tensor(reinterpret_cast<void*>(p), JW_DTYPE_INT32,
+                                  shape, 0);
+    };
+    const jw_tensor t_output = on_device(output, 6);
+    const jw_tensor t_x = on_device(x, 3);
+    const jw_tensor t_cu = on_device(cu, 3);
+    const std::vector<jw_arg_value> args{
+        jitwarm::arg(t_output), jitwarm::arg(t_x),
+        jitwarm::arg(t_cu),     jitwarm::arg_int(5),
+        jitwarm::arg_int(0),    jitwarm::arg_int(max_tokens)};
+    g_runtime->kernel(ks::kExpand).launch(args, {"cuda", 0, stream});
+  }
+
+  const Api& api;
+  DevicePointer output = 0, x = 0, cu = 0;
+  int64_t max_tokens = 4;  // the constexpr: another value is another key
 };
 }  // namespace driver
 
@@ -706,32 +775,11 @@ TEST_CASE(
     handles.push_back(context);
     driver::Stream stream = nullptr;
     REQUIRE(api.stream_create(&stream, 0) == 0);
-    const std::vector<int32_t> x{5, 9, 5}, cu{2, 5, 6};
-    std::vector<int32_t> output(6, -7);
-    driver::DevicePointer d_output = 0, d_x = 0, d_cu = 0;
-    REQUIRE(api.mem_alloc(&d_output, 24) == 0);
-    REQUIRE(api.mem_alloc(&d_x, 12) == 0);
-    REQUIRE(api.mem_alloc(&d_cu, 12) == 0);
-    REQUIRE(api.copy_to_device(d_output, output.data(), 24) == 0);
-    REQUIRE(api.copy_to_device(d_x, x.data(), 12) == 0);
-    REQUIRE(api.copy_to_device(d_cu, cu.data(), 12) == 0);
-    auto on_device = [](driver::DevicePointer p, int64_t n) {
-      const std::vector<int64_t> shape{n};
-      return jitwarm::make_tensor(reinterpret_cast<void*>(p), JW_DTYPE_INT32,
-                                  shape, 0);
-    };
-    const jw_tensor t_output = on_device(d_output, 6);
-    const jw_tensor t_x = on_device(d_x, 3);
-    const jw_tensor t_cu = on_device(d_cu, 3);
-    const std::vector<jw_arg_value> args{
-        jitwarm::arg(t_output), jitwarm::arg(t_x),   jitwarm::arg(t_cu),
-        jitwarm::arg_int(5),    jitwarm::arg_int(0), jitwarm::arg_int(4)};
-    g_runtime->kernel(ks::kExpand).launch(args, {"cuda", 0, stream});
-    REQUIRE(api.stream_synchronize(stream) == 0);
-    REQUIRE(api.copy_to_host(output.data(), d_output, 24) == 0);
-    CHECK(output == std::vector<int32_t>{0, 0, 9, 9, 9, 0});
-    for (driver::DevicePointer p : {d_output, d_x, d_cu}) {
-      CHECK(api.mem_free(p) == 0);
+    {
+      const driver::ExpandOnDevice expand(api);
+      expand.launch(stream);
+      REQUIRE(api.stream_synchronize(stream) == 0);
+      CHECK(expand.read_output() == std::vector<int32_t>{0, 0, 9, 9, 9, 0});
     }
     CHECK(api.stream_destroy(stream) == 0);
     CHECK(api.ctx_destroy(context) == 0);
@@ -744,6 +792,144 @@ TEST_CASE(
   const std::string outcome =
       std::string("context handles reused: ") + (reused ? "yes" : "no");
   MESSAGE(outcome);
+}
+
+TEST_CASE(
+    "a launch captured into a CUDA graph runs when the graph is replayed, "
+    "with the data the buffers hold then") {
+  // What torch.cuda.graph does to a server's decode step: the launches are
+  // captured on a stream (in the global mode, which refuses calls that are
+  // unsafe during a capture), then replayed. "loaded first" is the usual
+  // order (a warm-up run before the capture); otherwise the launch inside
+  // the capture is the first in its context, which must load the module.
+  const driver::Api api;
+  for (const bool loaded_first : {true, false}) {
+    CAPTURE(loaded_first);
+    driver::Context context = nullptr;
+    REQUIRE(api.ctx_create(&context, 0, 0) == 0);  // and makes it current
+    driver::Stream stream = nullptr;
+    REQUIRE(api.stream_create(&stream, 0) == 0);
+    {
+      driver::ExpandOnDevice expand(api);
+      if (loaded_first) {
+        expand.launch(stream);
+        REQUIRE(api.stream_synchronize(stream) == 0);
+        expand.clear_output();
+      }
+      REQUIRE(api.begin_capture(stream, driver::Api::kCaptureModeGlobal) == 0);
+      std::string launch_error;
+      try {
+        expand.launch(stream);
+      } catch (const std::exception& error) {
+        launch_error = error.what();
+      }
+      driver::Api::Graph graph = nullptr;
+      const driver::Result ended = api.end_capture(stream, &graph);
+      CHECK_MESSAGE(launch_error.empty(), launch_error);
+      REQUIRE(ended == 0);
+      driver::Api::GraphExec exec = nullptr;
+      REQUIRE(api.graph_instantiate(&exec, graph, 0) == 0);
+      // Captured, not run.
+      REQUIRE(api.stream_synchronize(stream) == 0);
+      CHECK(expand.read_output() == std::vector<int32_t>(6, -7));
+      REQUIRE(api.graph_launch(exec, stream) == 0);
+      REQUIRE(api.stream_synchronize(stream) == 0);
+      CHECK(expand.read_output() == std::vector<int32_t>{0, 0, 9, 9, 9, 0});
+      // A replay reads the buffers as they are now.
+      expand.set_x({7, 5, 8});
+      REQUIRE(api.graph_launch(exec, stream) == 0);
+      REQUIRE(api.stream_synchronize(stream) == 0);
+      CHECK(expand.read_output() == std::vector<int32_t>{7, 7, 0, 0, 0, 8});
+      CHECK(api.graph_exec_destroy(exec) == 0);
+      CHECK(api.graph_destroy(graph) == 0);
+    }
+    CHECK(api.stream_destroy(stream) == 0);
+    CHECK(api.ctx_destroy(context) == 0);
+  }
+}
+
+TEST_CASE(
+    "threads launching at once, each on a stream of its own, race through a "
+    "key's first compile, preparation and load, and each gets its result") {
+  // A server may launch from several threads (a scheduler thread and a
+  // forward thread, say). Their first launches of a new key meet in the
+  // compile cache, the prepared-launch table and the module cache at once.
+  const driver::Api api;
+  driver::Context primary = nullptr;
+  REQUIRE(api.primary_ctx_retain(&primary, 0) == 0);
+  constexpr int kThreads = 8;
+  constexpr int kLaunches = 100;
+  const uint64_t compiles_before = g_runtime->cache_stats().compiles;
+  std::atomic<int> ready{0};
+  std::vector<std::vector<int32_t>> outputs(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        REQUIRE(api.ctx_set_current(primary) == 0);
+        driver::Stream stream = nullptr;
+        REQUIRE(api.stream_create(&stream, 0) == 0);
+        {
+          driver::ExpandOnDevice expand(api);
+          expand.max_tokens = 6;  // a key no other test launches
+          expand.set_x({5, 10 + t, 5});
+          ready.fetch_add(1);
+          while (ready.load() < kThreads) std::this_thread::yield();
+          for (int i = 0; i < kLaunches; ++i) expand.launch(stream);
+          REQUIRE(api.stream_synchronize(stream) == 0);
+          outputs[t] = expand.read_output();
+        }
+        CHECK(api.stream_destroy(stream) == 0);
+      } catch (const std::exception& error) {
+        errors[t] = error.what();
+      } catch (...) {
+        errors[t] = "a failed REQUIRE (reported above)";
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK_MESSAGE(errors[t].empty(), errors[t]);
+    const int32_t v = 10 + t;
+    CHECK(outputs[t] == std::vector<int32_t>{0, 0, v, v, v, 0});
+  }
+  // At most one compile for the eight threads' one key (none if a disk
+  // cache had it).
+  CHECK(g_runtime->cache_stats().compiles - compiles_before <= 1);
+  CHECK(api.primary_ctx_release(0) == 0);
+}
+
+TEST_CASE(
+    "a launch on a stream of a context that is not current runs in the "
+    "stream's context") {
+  // A host may keep another context current than its stream's (or none):
+  // the launch belongs to the stream.
+  const driver::Api api;
+  driver::Context primary = nullptr;
+  REQUIRE(api.primary_ctx_retain(&primary, 0) == 0);
+  driver::Context own = nullptr;
+  REQUIRE(api.ctx_create(&own, 0, 0) == 0);  // and makes it current
+  driver::Stream stream = nullptr;
+  REQUIRE(api.stream_create(&stream, 0) == 0);
+  {
+    driver::ExpandOnDevice expand(api);
+    for (const driver::Context current : {primary, driver::Context{}, own}) {
+      CAPTURE(current == primary ? "primary"
+              : current == own   ? "the stream's"
+                                 : "none");
+      expand.clear_output();  // the buffers' context is current here
+      REQUIRE(api.ctx_set_current(current) == 0);
+      expand.launch(stream);
+      REQUIRE(api.ctx_set_current(own) == 0);
+      REQUIRE(api.stream_synchronize(stream) == 0);
+      CHECK(expand.read_output() == std::vector<int32_t>{0, 0, 9, 9, 9, 0});
+    }
+  }
+  CHECK(api.stream_destroy(stream) == 0);
+  CHECK(api.ctx_destroy(own) == 0);
+  CHECK(api.primary_ctx_release(0) == 0);
 }
 
 TEST_CASE(

@@ -13,13 +13,17 @@ if not torch.cuda.is_available():
     pytest.skip("torch sees no CUDA device", allow_module_level=True)
 
 
-@pytest.fixture
-def cuda_rt():
-    rt = jitwarm.Runtime()
+def cuda_runtime(**options):
+    rt = jitwarm.Runtime(**options)
     rt.load_plugins()
     if not any(p.name == "cuda" and p.can_launch and p.device_count for p in rt.platforms()):
         pytest.skip("the jitwarm CUDA plugin cannot launch here")
     return rt
+
+
+@pytest.fixture
+def cuda_rt():
+    return cuda_runtime()
 
 
 def silu_reference(x):
@@ -90,3 +94,37 @@ def test_given_warmup_and_seal_then_cuda_launches_compile_nothing(cuda_rt):
             cuda_rt.kernel(SILU)(torch.empty(3, 32, device="cuda"), x, 3, 32)
     torch.cuda.synchronize()
     assert cuda_rt.cache_stats().compiles == compiles
+
+
+@pytest.mark.parametrize("first_launch", ["before the capture", "inside the capture",
+                                          "inside the capture, not compiled"])
+def test_given_a_torch_cuda_graph_then_a_captured_launch_runs_on_replay(tmp_path, first_launch):
+    # What a server does to its decode step: capture the launches with
+    # torch.cuda.graph (its default capture mode refuses calls that are unsafe
+    # while capturing), then replay with new data in the same buffers. A
+    # compile-only warmup leaves the first launch that loads the kernel to the
+    # capture when no warm-up run comes before it; without a warmup the
+    # capture compiles too.
+    cuda_rt = cuda_runtime(cache_dir=tmp_path)  # nothing compiled before this test
+    T, H = 4, 4096 + 8
+    compiled_before = first_launch != "inside the capture, not compiled"
+    if compiled_before:
+        cuda_rt.warmup(jitwarm.WarmupRequest(SILU, params={
+            "x": {"dtype": ["float32"], "aligned": [True]}, "H": [H]}))
+    compiles = cuda_rt.cache_stats().compiles
+    x = torch.randn(T, 2 * H, device="cuda")
+    out = torch.zeros(T, H, device="cuda")
+    kernel = cuda_rt.kernel(SILU)
+    if first_launch == "before the capture":
+        kernel(out, x, T, H)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        kernel(out, x, T, H)
+    torch.cuda.synchronize()
+    assert cuda_rt.cache_stats().compiles == compiles + (0 if compiled_before else 1)
+    out.zero_()
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, silu_reference(x))
