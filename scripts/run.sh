@@ -145,6 +145,7 @@ test_job() {
   local tsan_tests=(unit-registry unit-compile_cache unit-runtime unit-remote_cache)
   ninja -C build-tsan -j"$jobs" tests/unit/test_registry tests/unit/test_compile_cache \
     tests/unit/test_runtime tests/unit/test_remote_cache tests/plugins/libjitwarm-fake-good.so \
+    tests/plugins/batches/libjitwarm-fake-batches.so \
     plugins/reference-cpu/libjitwarm-reference-cpu.so || echo "== build-tsan: BUILD FAILED"
   built=$SECONDS
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -216,7 +216,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
   std::vector<std::string> manifests, targets;
   std::string platform, cache_dir, remote_cache, parallel = "processes";
   Count jobs;
-  Count batch{8};
+  Count batch{0};  // 0: not given, each implementation's preference
   Shard shard;
   bool json = false, quiet = false, dry_run = false, no_cache_dir = false,
        no_remote_cache = false;
@@ -250,7 +250,9 @@ int cmd_warmup(const std::vector<std::string>& args) {
       "how --jobs runs: processes (default) or threads")(
       "batch", po::value(&batch),
       "compile up to this many keys of one kernel and target together, in "
-      "one compiler run (1 to 1024; default 8; 1: one by one)")(
+      "one compiler run (1 to 1024; 1: one by one; default: what the "
+      "plugin prefers for the target, else 8: 64 for CUDA, whose batches "
+      "link each kernel apart)")(
       "dry-run,n", po::bool_switch(&dry_run),
       "print the keys that would be compiled, compile nothing")(
       "json", po::bool_switch(&json), "print the result as JSON")(
@@ -287,7 +289,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
   const std::vector<WarmupRequest> requests = load_requests(manifests);
   WarmupOptions warmup_options;
   warmup_options.platform = platform;
-  warmup_options.batch_size = batch.value;
+  if (batch.value != 0) warmup_options.batch_size = batch.value;
   const std::vector<CompileKey> keys =
       plan_for_targets(*runtime, requests, platform, expanded, shard);
   if (dry_run) {

@@ -80,6 +80,16 @@ jw_status impl_compile_batch(void* user_data,
   });
 }
 
+jw_status impl_preferred_batch_size(void* user_data, const char* target,
+                                    uint32_t* out_size) {
+  const ImplRecord& impl = impl_of(user_data);
+  return guarded_impl_call(impl, "preferred_batch_size", kDiagnosticsThrew,
+                           [&] {
+                             return impl.plugin.preferred_batch_size(
+                                 impl.plugin.user_data, target, out_size);
+                           });
+}
+
 jw_status impl_launch(void* user_data, const jw_artifact_view* artifact,
                       const jw_arg_value* args, uint32_t num_args,
                       void* stream) {
@@ -286,6 +296,9 @@ jw_kernel_impl guarded_impl_table(const ImplRecord& record) {
   c.compile = record.plugin.compile != nullptr ? &impl_compile : nullptr;
   c.compile_batch =
       record.plugin.compile_batch != nullptr ? &impl_compile_batch : nullptr;
+  c.preferred_batch_size = record.plugin.preferred_batch_size != nullptr
+                               ? &impl_preferred_batch_size
+                               : nullptr;
   c.launch = record.plugin.launch != nullptr ? &impl_launch : nullptr;
   c.describe = record.plugin.describe != nullptr ? &impl_describe : nullptr;
   c.fingerprint =

@@ -115,12 +115,29 @@ WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
 
 namespace {
 
+// How many keys of `impl` for `target` one batch takes: the warmup's
+// choice, else the implementation's preference, else the default.
+unsigned batch_size_for(const ImplRecord& impl, const std::string& target,
+                        const std::optional<unsigned>& asked) {
+  if (impl.c.compile_batch == nullptr) return 1;
+  if (asked) return std::max(*asked, 1u);
+  uint32_t preferred = 0;
+  if (impl.c.preferred_batch_size != nullptr &&
+      impl.c.preferred_batch_size(impl.c.user_data, target.c_str(),
+                                  &preferred) == JW_OK &&
+      preferred > 0) {
+    return preferred;
+  }
+  return kDefaultWarmupBatchSize;
+}
+
 // The groups of a warmup: the keys of one implementation and target, in
-// plan order, compiled together up to batch_size at a time where the
+// plan order, compiled together up to a batch size at a time where the
 // implementation can (one at a time otherwise). warmup_schedule.hpp deals
 // them.
 std::vector<WarmupSchedule::Group> warmup_groups(
-    const std::vector<RuntimeImpl::WarmupWork>& work, unsigned batch_size) {
+    const std::vector<RuntimeImpl::WarmupWork>& work,
+    const std::optional<unsigned>& batch_size) {
   std::vector<WarmupSchedule::Group> groups;
   std::map<std::pair<const ImplRecord*, std::string>, std::size_t> group_of;
   for (std::size_t i = 0; i < work.size(); ++i) {
@@ -128,8 +145,8 @@ std::vector<WarmupSchedule::Group> warmup_groups(
     const auto [it, fresh] =
         group_of.try_emplace({impl, work[i].key.target()}, groups.size());
     if (fresh) {
-      const bool batches = batch_size > 1 && impl->c.compile_batch != nullptr;
-      groups.push_back({{}, batches ? batch_size : 1u});
+      groups.push_back(
+          {{}, batch_size_for(*impl, work[i].key.target(), batch_size)});
     }
     groups[it->second].keys.push_back(i);
   }

@@ -8,6 +8,7 @@ namespace {
 
 constexpr uint32_t kSectionSymtab = 2;
 constexpr uint32_t kSectionRela = 4;
+constexpr uint32_t kSectionNobits = 8;
 constexpr uint32_t kSectionDynsym = 11;
 constexpr std::size_t kSymbolSize = 24;      // sizeof(Elf64_Sym)
 constexpr std::size_t kRelocationSize = 24;  // sizeof(Elf64_Rela)
@@ -20,6 +21,7 @@ bool read_at(std::string_view bytes, uint64_t offset, T& out) {
 }
 
 struct Section {
+  uint32_t name = 0;
   uint32_t type = 0;
   uint32_t link = 0;
   uint64_t offset = 0;
@@ -75,12 +77,38 @@ std::optional<ElfImage> read_elf(std::string_view bytes) {
   for (uint16_t i = 0; i < section_count; ++i) {
     const uint64_t base =
         section_offset + static_cast<uint64_t>(i) * section_entry_size;
-    if (!read_at(bytes, base + 4, sections[i].type) ||
+    if (!read_at(bytes, base, sections[i].name) ||
+        !read_at(bytes, base + 4, sections[i].type) ||
         !read_at(bytes, base + 24, sections[i].offset) ||
         !read_at(bytes, base + 32, sections[i].size) ||
         !read_at(bytes, base + 40, sections[i].link)) {
       return std::nullopt;
     }
+  }
+  uint16_t section_names = 0;  // e_shstrndx
+  if (!read_at(bytes, 62, section_names)) return std::nullopt;
+  for (const Section& section : sections) {
+    ElfSection out;
+    out.type = section.type;
+    if (section_names < sections.size()) {
+      const Section& names = sections[section_names];
+      if (names.offset > bytes.size() ||
+          bytes.size() - names.offset < names.size) {
+        return std::nullopt;
+      }
+      std::optional<std::string> name =
+          name_at(bytes.substr(names.offset, names.size), section.name);
+      if (!name) return std::nullopt;
+      out.name = std::move(*name);
+    }
+    if (section.type != kSectionNobits) {
+      if (section.offset > bytes.size() ||
+          bytes.size() - section.offset < section.size) {
+        return std::nullopt;
+      }
+      out.contents = std::string(bytes.substr(section.offset, section.size));
+    }
+    image.sections.push_back(std::move(out));
   }
   for (const Section& table : sections) {
     if (table.type != kSectionSymtab && table.type != kSectionDynsym) continue;

@@ -1,5 +1,6 @@
 // A minimal ELF64 reader for device binaries: the machine field, the
-// symbols (name, type, value) and the relocations with addends. CUBINs
+// sections (name, contents), the symbols (name, type, value) and the
+// relocations with addends. CUBINs
 // (EM_CUDA = 190) and AMD code objects (EM_AMDGPU = 224) are ELF64
 // little-endian. Tests check a compile produced the lowered name; the HIP
 // plugin finds the kernel each name expression instantiated by its symbol,
@@ -33,9 +34,16 @@ struct ElfRelocation {
   int64_t addend = 0;
 };
 
+struct ElfSection {
+  std::string name;   // from the section-name table; empty without one
+  uint32_t type = 0;  // SHT_* (8 = NOBITS: no contents in the file)
+  std::string contents;
+};
+
 struct ElfImage {
   uint16_t machine = 0;
-  std::vector<ElfSymbol> symbols;  // from every SYMTAB and DYNSYM section
+  std::vector<ElfSection> sections;  // in section-header order
+  std::vector<ElfSymbol> symbols;    // from every SYMTAB and DYNSYM section
   std::vector<ElfRelocation> relocations;  // from every RELA section
 };
 

@@ -265,13 +265,18 @@ std::vector<GpuBackend::BatchResult> GpuBackend::compile_batch(
         const double seconds = std::chrono::duration<double>(
                                    std::chrono::steady_clock::now() - start)
                                    .count();
-        if (output.lowered_names.size() != program.name_expressions.size()) {
-          throw plugin::PluginError(JW_ERROR_INTERNAL, "lowered names missing");
+        const bool apart = !output.binaries.empty();
+        if (output.lowered_names.size() != program.name_expressions.size() ||
+            (apart &&
+             output.binaries.size() != program.name_expressions.size())) {
+          throw plugin::PluginError(JW_ERROR_INTERNAL,
+                                    "lowered names or binaries missing");
         }
         std::vector<std::pair<std::string, CompiledKernel>> kernels;
         for (std::size_t e = 0; e < first_with.size(); ++e) {
           CompiledKernel kernel;
-          kernel.binary = output.binary;  // the program's: every expression
+          // The expression's own kernel, or the program's: every expression.
+          kernel.binary = apart ? std::move(output.binaries[e]) : output.binary;
           kernel.format = output.format;
           kernel.entry_point = output.lowered_names[e];
           kernel.log = output.log;
@@ -356,6 +361,11 @@ std::string GpuBackend::fingerprint(const Descriptor& descriptor,
   text += "name expression: " + program.name_expressions.front() + "\n";
   text += "options: " + joined(program.options) + "\n";
   return text;
+}
+
+unsigned GpuBackend::preferred_batch_size(std::string_view target) const {
+  if (compiler_ == nullptr) return 0;
+  return compiler_->preferred_batch_size(description_.parse_target(target));
 }
 
 std::shared_ptr<const KernelInstantiation> GpuBackend::launch_recipe(
@@ -801,6 +811,15 @@ struct GpuBackend::KernelCallbacks {
       plugin::append(out, entry.backend->describe(entry.descriptor, *key));
     });
   }
+  static jw_status preferred_batch_size(void* user_data, const char* target,
+                                        uint32_t* out_size) {
+    return plugin::guarded([&] {
+      require(target != nullptr, "the target");
+      require(out_size != nullptr, "the batch size's out pointer");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      *out_size = entry.backend->preferred_batch_size(target);
+    });
+  }
   static jw_status fingerprint(void* user_data, const jw_compile_key_view* key,
                                const jw_text_sink* out) {
     return plugin::guarded([&] {
@@ -833,6 +852,7 @@ jw_kernel_impl GpuBackend::impl_table(ImplEntry& entry,
   impl.launch = &KernelCallbacks::launch;
   impl.describe = &KernelCallbacks::describe;
   impl.fingerprint = &KernelCallbacks::fingerprint;
+  impl.preferred_batch_size = &KernelCallbacks::preferred_batch_size;
   impl.prepare = &KernelCallbacks::prepare;
   impl.launch_prepared = &KernelCallbacks::launch_prepared;
   impl.release_prepared = &KernelCallbacks::release_prepared;

@@ -113,6 +113,9 @@ class GpuBackend {
   std::string fingerprint(const Descriptor& descriptor,
                           const jw_compile_key_view& key) const;
   std::string fingerprint(const jw_compile_key_view& key) const;
+  // The compiler's preferred batch size for a target ("cuda:sm_90"); 0 for
+  // none, or without a compiler.
+  unsigned preferred_batch_size(std::string_view target) const;
   void launch(const Descriptor& descriptor, const jw_artifact_view& artifact,
               std::span<const jw_arg_value> args, void* stream);
   void launch(const jw_artifact_view& artifact,

@@ -31,7 +31,11 @@ struct CompiledProgram {
   std::string binary;  // CUBIN, PTX (NUL-terminated) or code object
   std::string format;  // "cubin", "ptx", "hsaco"
   std::vector<std::string> lowered_names;  // one per name expression
-  std::string log;                         // warnings, possibly empty
+  // One per name expression when the compiler built each expression's
+  // kernel into a binary of its own (then `binary` is empty); empty when
+  // `binary` holds every expression's kernel.
+  std::vector<std::string> binaries;
+  std::string log;  // warnings, possibly empty
 };
 
 // The compiler rejected the program; what() is a one-line summary, log()
@@ -64,6 +68,13 @@ class RtcCompiler {
   // and shown by describe()).
   virtual std::vector<std::string> options_for(
       const GpuTarget& target) const = 0;
+  // How many keys for `target` this compiler takes best in one batch (a
+  // program of several name expressions); 0: no preference (the core's
+  // default). jw_kernel_impl.preferred_batch_size.
+  virtual unsigned preferred_batch_size(const GpuTarget& target) const {
+    static_cast<void>(target);
+    return 0;
+  }
   // Thread-safe. Throws RtcCompileError when the source is rejected and
   // plugin::PluginError for anything else (e.g. an unknown architecture).
   virtual CompiledProgram compile(const RtcProgram& program,

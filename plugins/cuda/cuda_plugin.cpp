@@ -66,6 +66,12 @@ jw_status register_all(const jw_host_api* host) {
     summary += nvrtc != nullptr
                    ? nvrtc->identity() + " (" + nvrtc->library_name() + ")"
                    : "no compiler: " + nvrtc_missing;
+    if (nvrtc != nullptr) {
+      summary +=
+          nvrtc->linker_unavailable().empty()
+              ? ", batches linked per kernel by " + nvrtc->linker_identity()
+              : ", batches in one cubin (" + nvrtc->linker_unavailable() + ")";
+    }
     summary += "; " + driver->status().detail;
 
     gpu::GpuBackendDescription description;

@@ -4,9 +4,12 @@
 #include <jitwarm/plugin.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
+#include <exception>
 #include <system_error>
+#include <thread>
 
 namespace jitwarm::cuda {
 namespace {
@@ -63,7 +66,9 @@ NvrtcApi::NvrtcApi(const gpu::DynamicLibrary& library)
       JW_NVRTC_FUNCTION(nvrtcGetCUBINSize),
       JW_NVRTC_FUNCTION(nvrtcGetCUBIN),
       JW_NVRTC_FUNCTION(nvrtcGetPTXSize),
-      JW_NVRTC_FUNCTION(nvrtcGetPTX) {}
+      JW_NVRTC_FUNCTION(nvrtcGetPTX),
+      JW_NVRTC_FUNCTION(nvrtcGetLTOIRSize),
+      JW_NVRTC_FUNCTION(nvrtcGetLTOIR) {}
 
 #undef JW_NVRTC_FUNCTION
 
@@ -116,6 +121,11 @@ NvrtcCompiler::NvrtcCompiler(gpu::DynamicLibrary library)
     check(api_.nvrtcGetSupportedArchs(supported_.data()),
           "nvrtcGetSupportedArchs");
   }
+  if (!api_.nvrtcGetLTOIRSize.available() || !api_.nvrtcGetLTOIR.available()) {
+    linker_missing_ = library_.name() + " lacks nvrtcGetLTOIR";
+  } else {
+    linker_ = NvJitLinker::open(major_, minor_, linker_missing_);
+  }
 }
 
 void NvrtcCompiler::check(nvrtcResult result, const char* call) const {
@@ -128,6 +138,27 @@ void NvrtcCompiler::check(nvrtcResult result, const char* call) const {
 
 std::string NvrtcCompiler::identity() const {
   return "nvrtc " + std::to_string(major_) + "." + std::to_string(minor_);
+}
+
+std::string NvrtcCompiler::identity_for(const gpu::GpuTarget& target) const {
+  return links_apart(target) ? identity() + " + " + linker_->identity()
+                             : identity();
+}
+
+std::string NvrtcCompiler::linker_identity() const {
+  return linker_ != nullptr
+             ? linker_->identity() + " (" + linker_->library_name() + ")"
+             : std::string();
+}
+
+unsigned NvrtcCompiler::preferred_batch_size(
+    const gpu::GpuTarget& target) const {
+  return links_apart(target) ? kLinkedBatchSize : 0;
+}
+
+bool NvrtcCompiler::links_apart(const gpu::GpuTarget& target) const {
+  return linker_ != nullptr && target.binary_format == "cubin" &&
+         fast_compile_ == "off" && compile_threads_ != 1;
 }
 
 void NvrtcCompiler::set_fast_compile(std::string_view level) {
@@ -198,9 +229,10 @@ void NvrtcCompiler::check_arch_supported(const gpu::GpuTarget& target) const {
                                 " (it supports " + list + ")");
 }
 
-gpu::CompiledProgram NvrtcCompiler::compile(
-    const gpu::RtcProgram& program, const gpu::GpuTarget& target) const {
-  check_arch_supported(target);
+template <typename TakeOutput>
+gpu::CompiledProgram NvrtcCompiler::run_nvrtc(
+    const gpu::RtcProgram& program, const std::vector<std::string>& options,
+    TakeOutput&& take_output) const {
   std::vector<const char*> header_texts;
   std::vector<const char*> header_names;
   for (const gpu::RtcHeader& header : program.headers) {
@@ -218,12 +250,12 @@ gpu::CompiledProgram NvrtcCompiler::compile(
     check(api_.nvrtcAddNameExpression(handle.get(), expression.c_str()),
           "nvrtcAddNameExpression");
   }
-  std::vector<const char*> options;
-  for (const std::string& option : program.options) {
-    options.push_back(option.c_str());
+  std::vector<const char*> option_texts;
+  for (const std::string& option : options) {
+    option_texts.push_back(option.c_str());
   }
   const nvrtcResult compiled = api_.nvrtcCompileProgram(
-      handle.get(), static_cast<int>(options.size()), options.data());
+      handle.get(), static_cast<int>(option_texts.size()), option_texts.data());
 
   gpu::CompiledProgram result;
   std::size_t log_size = 0;
@@ -239,25 +271,92 @@ gpu::CompiledProgram NvrtcCompiler::compile(
     throw gpu::RtcCompileError(api_.nvrtcGetErrorString(compiled),
                                std::move(result.log));
   }
-
   for (const std::string& expression : program.name_expressions) {
     const char* lowered = nullptr;
     check(api_.nvrtcGetLoweredName(handle.get(), expression.c_str(), &lowered),
           "nvrtcGetLoweredName");
     result.lowered_names.emplace_back(lowered != nullptr ? lowered : "");
   }
-  std::size_t size = 0;
-  if (target.binary_format == "cubin") {
-    check(api_.nvrtcGetCUBINSize(handle.get(), &size), "nvrtcGetCUBINSize");
-    result.binary.resize(size);
-    check(api_.nvrtcGetCUBIN(handle.get(), result.binary.data()),
-          "nvrtcGetCUBIN");
-  } else {
-    // Kept NUL-terminated (the size includes it): cuModuleLoadData reads
-    // PTX as a C string.
-    check(api_.nvrtcGetPTXSize(handle.get(), &size), "nvrtcGetPTXSize");
-    result.binary.resize(size);
-    check(api_.nvrtcGetPTX(handle.get(), result.binary.data()), "nvrtcGetPTX");
+  take_output(handle.get(), result);
+  return result;
+}
+
+gpu::CompiledProgram NvrtcCompiler::compile(
+    const gpu::RtcProgram& program, const gpu::GpuTarget& target) const {
+  check_arch_supported(target);
+  if (program.name_expressions.size() > 1 && links_apart(target)) {
+    return compile_linked_apart(program, target);
+  }
+  return run_nvrtc(
+      program, program.options,
+      [&](nvrtcProgram compiled, gpu::CompiledProgram& result) {
+        std::size_t size = 0;
+        if (target.binary_format == "cubin") {
+          check(api_.nvrtcGetCUBINSize(compiled, &size), "nvrtcGetCUBINSize");
+          result.binary.resize(size);
+          check(api_.nvrtcGetCUBIN(compiled, result.binary.data()),
+                "nvrtcGetCUBIN");
+        } else {
+          // Kept NUL-terminated (the size includes it): cuModuleLoadData
+          // reads PTX as a C string.
+          check(api_.nvrtcGetPTXSize(compiled, &size), "nvrtcGetPTXSize");
+          result.binary.resize(size);
+          check(api_.nvrtcGetPTX(compiled, result.binary.data()),
+                "nvrtcGetPTX");
+        }
+        result.format = target.binary_format;
+      });
+}
+
+gpu::CompiledProgram NvrtcCompiler::compile_linked_apart(
+    const gpu::RtcProgram& program, const gpu::GpuTarget& target) const {
+  // One front end for the batch: NVRTC parses and instantiates every
+  // expression once and stops at LTO IR; nvJitLink then optimizes and
+  // assembles each kernel alone, the kernels on threads of their own (what
+  // --split-compile did for the shared cubin, so it is left out here).
+  std::vector<std::string> options;
+  for (const std::string& option : program.options) {
+    if (option.rfind("--split-compile", 0) != 0) options.push_back(option);
+  }
+  options.emplace_back("-dlto");
+  std::string ltoir;
+  gpu::CompiledProgram result = run_nvrtc(
+      program, options, [&](nvrtcProgram compiled, gpu::CompiledProgram&) {
+        std::size_t size = 0;
+        check(api_.nvrtcGetLTOIRSize(compiled, &size), "nvrtcGetLTOIRSize");
+        ltoir.resize(size);
+        check(api_.nvrtcGetLTOIR(compiled, ltoir.data()), "nvrtcGetLTOIR");
+      });
+  const std::size_t count = result.lowered_names.size();
+  result.binaries.resize(count);
+  std::vector<std::exception_ptr> errors(count);
+  std::atomic<std::size_t> next{0};
+  const auto link_some = [&] {
+    for (std::size_t i = next++; i < count; i = next++) {
+      try {
+        result.binaries[i] =
+            linker_->link(ltoir, result.lowered_names[i], target.arch);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const unsigned machine = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(
+      count, compile_threads_ == 0 ? machine : compile_threads_);
+  {
+    std::vector<std::jthread> helpers;
+    for (std::size_t t = 1; t < threads; ++t) {
+      try {
+        helpers.emplace_back(link_some);
+      } catch (const std::system_error&) {
+        break;  // no more threads: the ones there link the rest
+      }
+    }
+    link_some();
+  }  // joins the helpers
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
   }
   result.format = target.binary_format;
   return result;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "dynamic_library.hpp"
+#include "nvjitlink_linker.hpp"
 #include "rtc_compiler.hpp"
 
 #include <nvrtc.h>
@@ -41,6 +42,10 @@ struct NvrtcApi {
   gpu::LibraryFunction<decltype(&::nvrtcGetCUBIN)> nvrtcGetCUBIN;
   gpu::LibraryFunction<decltype(&::nvrtcGetPTXSize)> nvrtcGetPTXSize;
   gpu::LibraryFunction<decltype(&::nvrtcGetPTX)> nvrtcGetPTX;
+  // Optional (CUDA 12.0 and later): the LTO IR of a -dlto compile, for
+  // batches linked per kernel. Without them batches share one cubin.
+  gpu::LibraryFunction<decltype(&::nvrtcGetLTOIRSize)> nvrtcGetLTOIRSize;
+  gpu::LibraryFunction<decltype(&::nvrtcGetLTOIR)> nvrtcGetLTOIR;
 };
 
 class NvrtcCompiler final : public gpu::RtcCompiler {
@@ -75,10 +80,33 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   unsigned compile_threads() const { return compile_threads_; }
 
   std::string identity() const override;
+  // identity(), plus nvJitLink's when it links this target's batches.
+  std::string identity_for(const gpu::GpuTarget& target) const override;
   std::vector<std::string> options_for(
       const gpu::GpuTarget& target) const override;
+  // A program of several name expressions (a batch) compiles once to LTO
+  // IR (-dlto) and each kernel is linked into a cubin of its own, on up to
+  // compile_threads() threads, when links_apart(target); any other program
+  // compiles to one binary with the options.
   gpu::CompiledProgram compile(const gpu::RtcProgram& program,
                                const gpu::GpuTarget& target) const override;
+  // Whether batches for `target` are linked per kernel: nvJitLink is there,
+  // the target is a cubin, fast compile is off (nvJitLink has no such mode)
+  // and more than one thread may compile (on one thread the shared cubin of
+  // a split-free compile is faster: docs/results/compile-throughput.md).
+  bool links_apart(const gpu::GpuTarget& target) const;
+  // kLinkedBatchSize when links_apart(target), else no preference: a batch
+  // linked per kernel costs no cache space, and the larger it is, the
+  // fewer front ends and the more kernels link at once (the kernel set for
+  // sm_90 on the H200 host, one process: 5.4-5.9 s with batches of 8,
+  // 3.1-3.4 s with 32, 3.0-3.2 s with 64; docs/results/cuda-h200.md).
+  static constexpr unsigned kLinkedBatchSize = 64;
+  unsigned preferred_batch_size(const gpu::GpuTarget& target) const override;
+  // Why batches are not linked per kernel on any target (empty when they
+  // may be).
+  const std::string& linker_unavailable() const { return linker_missing_; }
+  // "nvjitlink 13.0 (libnvJitLink.so.13)", or empty without the linker.
+  std::string linker_identity() const;
 
   const std::string& library_name() const { return library_.name(); }
   int major_version() const { return major_; }
@@ -92,6 +120,15 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   // that only fail on misuse or resource exhaustion.
   void check(nvrtcResult result, const char* call) const;
   void check_arch_supported(const gpu::GpuTarget& target) const;
+  // Compiles `program` with `options` (not program.options) and hands the
+  // compiled nvrtcProgram to `take_output`, with the log and lowered names
+  // already in the result. Throws RtcCompileError when NVRTC refuses it.
+  template <typename TakeOutput>
+  gpu::CompiledProgram run_nvrtc(const gpu::RtcProgram& program,
+                                 const std::vector<std::string>& options,
+                                 TakeOutput&& take_output) const;
+  gpu::CompiledProgram compile_linked_apart(const gpu::RtcProgram& program,
+                                            const gpu::GpuTarget& target) const;
 
   gpu::DynamicLibrary library_;
   NvrtcApi api_;
@@ -100,6 +137,8 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   std::string fast_compile_ = "off";
   unsigned compile_threads_ = 0;
   std::vector<int> supported_;
+  std::unique_ptr<NvJitLinker> linker_;
+  std::string linker_missing_;
 };
 
 }  // namespace jitwarm::cuda

@@ -205,7 +205,7 @@ class Runtime(_jitwarm.Runtime):
     def warmup(self, requests: Union[WarmupRequest, Sequence[WarmupRequest], None] = None, *,
                manifest: Optional[PathLike] = None, toml: Optional[str] = None,
                platform: Optional[str] = None, target: Optional[str] = None, jobs: int = 1,
-               parallel: str = "threads", batch_size: int = 8,
+               parallel: str = "threads", batch_size: Optional[int] = None,
                progress: Optional[Callable[[int, int, str], None]] = None,
                check: bool = True) -> WarmupResult:
         """Compile-only warmup into the cache the launch path reads, from
@@ -214,7 +214,8 @@ class Runtime(_jitwarm.Runtime):
         a target such as 'cuda:sm_90' warms without the device). jobs: compiles
         at once, in threads or (parallel="processes") in worker processes
         forked from this one. batch_size: keys of one kernel and target
-        compiled together (1: one by one). progress: called (done, total,
+        compiled together (1: one by one; None: what each plugin prefers for
+        the target, else 8). progress: called (done, total,
         key_text) after each key, from worker threads when jobs > 1. check:
         raise CompileError (with .result) when a key failed."""
         result = self._warmup(requests, manifest, toml, platform, target, jobs, parallel,
@@ -223,7 +224,7 @@ class Runtime(_jitwarm.Runtime):
         return result
 
     def warmup_keys(self, keys: Sequence[CompileKey], *, jobs: int = 1,
-                    parallel: str = "threads", batch_size: int = 8,
+                    parallel: str = "threads", batch_size: Optional[int] = None,
                     progress: Optional[Callable[[int, int, str], None]] = None,
                     check: bool = True) -> WarmupResult:
         """Compile-only warmup of exact keys (from Kernel.key_for or a plan);

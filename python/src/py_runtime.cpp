@@ -196,7 +196,8 @@ KernelSchema schema_from_python(const std::string& name, py::list params,
 WarmupOptions warmup_options(const std::optional<std::string>& platform,
                              const std::optional<std::string>& target,
                              unsigned jobs, const std::string& parallel,
-                             unsigned batch_size, py::handle progress,
+                             std::optional<unsigned> batch_size,
+                             py::handle progress,
                              std::shared_ptr<py::object> progress_error) {
   WarmupOptions options;
   if (platform) options.platform = *platform;
@@ -677,7 +678,7 @@ void bind_runtime(py::module_& m) {
           [](Runtime& rt, py::object requests, py::object manifest,
              py::object toml, std::optional<std::string> platform,
              std::optional<std::string> target, unsigned jobs,
-             const std::string& parallel, unsigned batch_size,
+             const std::string& parallel, std::optional<unsigned> batch_size,
              py::object progress) {
             const std::vector<WarmupRequest> list =
                 requests_of(requests, manifest, toml);
@@ -711,7 +712,7 @@ void bind_runtime(py::module_& m) {
       .def(
           "_warmup_keys",
           [](Runtime& rt, std::vector<CompileKey> keys, unsigned jobs,
-             const std::string& parallel, unsigned batch_size,
+             const std::string& parallel, std::optional<unsigned> batch_size,
              py::object progress) {
             auto progress_error = std::make_shared<py::object>();
             const WarmupOptions options =

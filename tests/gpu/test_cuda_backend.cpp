@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 using jitwarm::cuda::NvrtcCompiler;
 using jitwarm::gpu::CompiledKernel;
@@ -321,6 +322,85 @@ TEST_CASE(
   if (splits) {
     CHECK(single->fingerprint(scalar.view()) !=
           split->fingerprint(scalar.view()));
+  }
+}
+
+TEST_CASE(
+    "given nvJitLink, then each key of a batch gets a cubin of its own kernel "
+    "only, with the machine code of the key compiled alone, unless one "
+    "thread or fast compile is asked for") {
+  const gpu::GpuTarget target = jitwarm::cuda::parse_cuda_target("cuda:sm_90");
+  auto nvrtc = open_nvrtc();
+  if (!nvrtc->links_apart(target)) {
+    // A toolkit without libnvJitLink.so.13 (CI has CUDA 13.0, which has it).
+    CHECK(!nvrtc->linker_unavailable().empty());
+    MESSAGE("batches share one cubin here: " << nvrtc->linker_unavailable());
+    return;
+  }
+  CHECK(nvrtc->linker_unavailable().empty());
+  CHECK(nvrtc->identity_for(target).find(nvrtc->identity() + " + nvjitlink ") ==
+        0);
+  CHECK(nvrtc->preferred_batch_size(target) == NvrtcCompiler::kLinkedBatchSize);
+  // Either setting compiles a batch into one cubin again, under the
+  // fingerprint of NVRTC alone.
+  nvrtc->set_compile_threads("1");
+  CHECK_FALSE(nvrtc->links_apart(target));
+  CHECK(nvrtc->identity_for(target) == nvrtc->identity());
+  CHECK(nvrtc->preferred_batch_size(target) == 0);
+  nvrtc->set_compile_threads("0");
+  nvrtc->set_fast_compile("min");
+  CHECK_FALSE(nvrtc->links_apart(target));
+  CHECK(nvrtc->identity_for(target) == nvrtc->identity());
+  CHECK(nvrtc->preferred_batch_size(target) == 0);
+  nvrtc->set_fast_compile("off");
+  REQUIRE(nvrtc->links_apart(target));
+
+  auto backend = make_backend(gpu::embedded_kernel_sources(), std::move(nvrtc));
+  CHECK(backend->preferred_batch_size("cuda:sm_90") ==
+        NvrtcCompiler::kLinkedBatchSize);
+  TestKey vectorized(ks::kSiluAndMul);
+  vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
+  TestKey scalar(ks::kSiluAndMul);
+  scalar.all_aligned(false);
+  TestKey bf16(ks::kSiluAndMul);
+  bf16.dtype("x", JW_DTYPE_BFLOAT16);
+  const std::vector<const jw_compile_key_view*> keys{
+      &vectorized.view(), &scalar.view(), &bf16.view()};
+  CHECK(backend->fingerprint(scalar.view()).find("nvjitlink") !=
+        std::string::npos);
+  const auto results = backend->compile_batch(builtin(ks::kSiluAndMul), keys);
+  REQUIRE(results.size() == keys.size());
+  std::set<std::string> entry_points;
+  for (const GpuBackend::BatchResult& result : results) {
+    REQUIRE(result.compiled != nullptr);
+    entry_points.insert(result.compiled->entry_point);
+  }
+  REQUIRE(entry_points.size() == keys.size());
+  // Each key compiled alone, by a backend of its own (this one remembers
+  // the batch's kernels): the same machine code as its kernel linked apart.
+  auto alone = make_backend();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const CompiledKernel& linked = *results[i].compiled;
+    CAPTURE(linked.entry_point);
+    for (const std::string& entry : entry_points) {
+      CHECK(defines_function(linked.binary, entry) ==
+            (entry == linked.entry_point));
+    }
+    const auto single = alone->compile(*keys[i]);
+    REQUIRE(single->entry_point == linked.entry_point);
+    const std::string text = ".text." + linked.entry_point;
+    const auto code = [&](const std::string& binary) {
+      const auto elf = gpu::read_elf(binary);
+      REQUIRE(elf.has_value());
+      for (const gpu::ElfSection& section : elf->sections) {
+        if (section.name == text) return section.contents;
+      }
+      FAIL("no section " << text);
+      return std::string();
+    };
+    const std::string linked_code = code(linked.binary);
+    CHECK(!linked_code.empty());
+    CHECK(linked_code == code(single->binary));
   }
 }
 

@@ -4,7 +4,8 @@
 // fork is unusable in them (test_cuda_fork_after_warmup.cpp shows that on a
 // GPU). Here, without one: the driver is tests/gpu/fake_libcuda, which
 // counts cuInit calls, put first on LD_LIBRARY_PATH for the plugin and for
-// NVRTC (which opens libcuda.so.1 itself for its cache, 12.9 and later).
+// NVRTC and nvJitLink (NVRTC opens libcuda.so.1 itself for its cache, 12.9
+// and later, unless told not to).
 #include <jitwarm/jitwarm.hpp>
 
 #include "compile_only_warmup.hpp"
@@ -53,10 +54,10 @@ TEST_CASE(
                   "the CUDA plugin did not load with the fake "
                   "driver as a platform that can launch");
 
-  const jitwarm::WarmupResult result =
-      jitwarm::test::warm_one_cuda_key(runtime);
-  REQUIRE(result.keys.size() == 1);
-  CHECK_MESSAGE(result.compiled == 1, result.keys.front().error);
+  const jitwarm::WarmupResult result = jitwarm::test::warm_cuda_keys(runtime);
+  REQUIRE(result.keys.size() == jitwarm::test::kWarmedCudaKeys);
+  CHECK_MESSAGE(result.compiled == jitwarm::test::kWarmedCudaKeys,
+                result.keys.front().error);
   CHECK(init_calls() == 0);
 
   // The count is the plugin's driver: asking for devices initializes it.

@@ -80,20 +80,33 @@ void compile_every_instantiation(std::string_view kernel) {
   MESSAGE(kernel << ": " << keys.size() << " keys, " << expressions.size()
                  << " instantiations, one NVRTC program: " << seconds << " s");
   CHECK(out.format == "cubin");
-  const auto elf = gpu::read_elf(out.binary);
-  REQUIRE(elf.has_value());
-  CHECK(elf->machine == gpu::kElfMachineCuda);
   REQUIRE(out.lowered_names.size() == expressions.size());
-  std::set<std::string> functions;
-  for (const gpu::ElfSymbol& s : elf->symbols) {
-    if (s.defined && s.type == 2 /* STT_FUNC */) functions.insert(s.name);
-  }
-  std::size_t i = 0;
-  for (const std::string& expression : expressions) {
-    CAPTURE(expression);
-    const std::string& lowered = out.lowered_names[i++];
+  // The kernels a cubin defines.
+  const auto functions_of = [](const std::string& binary) {
+    const auto elf = gpu::read_elf(binary);
+    REQUIRE(elf.has_value());
+    CHECK(elf->machine == gpu::kElfMachineCuda);
+    std::set<std::string> functions;
+    for (const gpu::ElfSymbol& s : elf->symbols) {
+      if (s.defined && s.type == 2 /* STT_FUNC */) functions.insert(s.name);
+    }
+    return functions;
+  };
+  // Linked per kernel (nvjitlink_linker.hpp): each expression's cubin
+  // defines its kernel and none of the others; else one cubin defines all.
+  const bool apart = nvrtc().links_apart(target);
+  CHECK(out.binaries.size() == (apart ? expressions.size() : 0));
+  const std::set<std::string> shared =
+      apart ? std::set<std::string>{} : functions_of(out.binary);
+  for (std::size_t i = 0; i < out.lowered_names.size(); ++i) {
+    const std::string& lowered = out.lowered_names[i];
+    CAPTURE(lowered);
     CHECK(lowered.rfind("_ZN2jw7kernels", 0) == 0);
-    CHECK(functions.count(lowered) == 1);
+    const std::set<std::string> functions =
+        apart ? functions_of(out.binaries.at(i)) : shared;
+    for (const std::string& other : out.lowered_names) {
+      CHECK(functions.count(other) == (other == lowered || !apart ? 1 : 0));
+    }
   }
 }
 

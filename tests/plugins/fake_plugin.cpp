@@ -26,6 +26,11 @@
 //   FAKE_RMS_NORM_OFF_BY_1_PERCENT
 //                            a cpu rms_norm that is the reference's times
 //                            1.01 (a wrong backend for conformance)
+// And one macro for a feature (tests/plugins/batches):
+//   FAKE_BATCHES             the toy kernel also compiles batches, logging
+//                            "fake compile_batch of N keys", and prefers
+//                            batches of JITWARM_FAKE_PREFERRED_BATCH_SIZE
+//                            keys (3 when unset)
 #include <jitwarm/jitwarm.h>
 
 #include <cstdlib>
@@ -243,6 +248,46 @@ jw_status scale_fingerprint(void*, const jw_compile_key_view*,
   return JW_OK;
 }
 
+#if defined(FAKE_BATCHES)
+// Each key's artifact as scale_compile makes it, answered by index.
+jw_status scale_compile_batch(void*, const jw_compile_key_view* const* keys,
+                              uint32_t num_keys,
+                              const jw_batch_artifact_sink* out) {
+  const std::string note =
+      "fake compile_batch of " + std::to_string(num_keys) + " keys";
+  g_host->log(g_host->host_ctx, JW_LOG_INFO, note.c_str());
+  for (uint32_t i = 0; i < num_keys; ++i) {
+    struct Forward {
+      const jw_batch_artifact_sink* batch;
+      uint32_t index;
+    } forward{out, i};
+    jw_artifact_sink one{};
+    one.struct_size = sizeof(one);
+    one.ctx = &forward;
+    one.emit = [](void* ctx, const jw_artifact_desc* artifact) {
+      const auto& f = *static_cast<const Forward*>(ctx);
+      return f.batch->emit(f.batch->ctx, f.index, artifact);
+    };
+    const jw_status s = scale_compile(nullptr, keys[i], &one);
+    if (s != JW_OK) return s;
+  }
+  return JW_OK;
+}
+
+jw_status scale_preferred_batch_size(void*, const char* target,
+                                     uint32_t* out_size) {
+  if (std::strcmp(target, FAKE_PLATFORM_NAME ":toy1") != 0) {
+    return fail(JW_ERROR_INVALID_ARGUMENT, "fake: unknown target");
+  }
+  const char* asked =
+      g_host->get_config(g_host->host_ctx, "fake.preferred_batch_size");
+  *out_size = asked != nullptr
+                  ? static_cast<uint32_t>(std::strtoul(asked, nullptr, 10))
+                  : 3;
+  return JW_OK;
+}
+#endif
+
 void scale_destroy(void*) {
   FAKE_CALLBACK_FAULT("destroy");
 }
@@ -433,6 +478,10 @@ jw_status register_all(const jw_host_api* host) {
   impl.fingerprint = scale_fingerprint;
 #if defined(FAKE_CALLBACKS_THROW)
   impl.destroy = scale_destroy;
+#endif
+#if defined(FAKE_BATCHES)
+  impl.compile_batch = scale_compile_batch;
+  impl.preferred_batch_size = scale_preferred_batch_size;
 #endif
   s = host->register_impl(host->host_ctx, &impl);
   if (s != JW_OK) return s;

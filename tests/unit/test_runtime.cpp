@@ -23,7 +23,8 @@ struct Fixture {
   std::vector<std::pair<jw_log_level, std::string>> log;
   std::mutex log_mutex;
   Runtime runtime;
-  explicit Fixture(RuntimeOptions options = {})
+  explicit Fixture(RuntimeOptions options = {},
+                   const char* plugin = FAKE_GOOD_PLUGIN)
       : runtime([&] {
           options.log = [this](jw_log_level l, const std::string& m) {
             std::lock_guard lock(log_mutex);
@@ -31,8 +32,21 @@ struct Fixture {
           };
           return options;
         }()) {
-    const PluginLoadRecord r = runtime.load_plugin(FAKE_GOOD_PLUGIN);
+    const PluginLoadRecord r = runtime.load_plugin(plugin);
     REQUIRE_MESSAGE(r.loaded, r.detail);
+  }
+  // The sizes of the batches the fake-batches plugin compiled, in order.
+  std::vector<int> batch_sizes() {
+    std::lock_guard lock(log_mutex);
+    std::vector<int> sizes;
+    const std::string prefix = "fake compile_batch of ";
+    for (const auto& entry : log) {
+      const std::size_t at = entry.second.find(prefix);
+      if (at != std::string::npos) {
+        sizes.push_back(std::stoi(entry.second.substr(at + prefix.size())));
+      }
+    }
+    return sizes;
   }
   int warnings_containing(const std::string& text) {
     std::lock_guard lock(log_mutex);
@@ -94,6 +108,42 @@ TEST_CASE(
   // n = 1 is another class (n = 8 had none): another compile.
   k.launch(b.args(1, 1.0), on_fake());
   CHECK(f.runtime.cache_stats().compiles == 2);
+}
+
+TEST_CASE(
+    "given an implementation that prefers a batch size, then a warmup that "
+    "leaves the size to it compiles batches of that size, and an asked size "
+    "wins") {
+  // 12 keys: x float32 or float64, aligned or not, and three classes of n.
+  WarmupRequest request =
+      scale_request({__int128{1}, __int128{16}, __int128{7}});
+  request.axes[0].second.values = {TensorChoice{JW_DTYPE_FLOAT32, true, {}},
+                                   TensorChoice{JW_DTYPE_FLOAT32, false, {}},
+                                   TensorChoice{JW_DTYPE_FLOAT64, true, {}},
+                                   TensorChoice{JW_DTYPE_FLOAT64, false, {}}};
+  const auto batches_of = [&](std::optional<unsigned> asked) {
+    RuntimeOptions memory_only;
+    memory_only.no_cache_dir = true;  // every key compiles
+    Fixture f(memory_only, FAKE_BATCHES_PLUGIN);
+    WarmupOptions options;
+    options.platform = "fake";
+    options.batch_size = asked;
+    const WarmupResult w = f.runtime.warmup({request}, options);
+    CHECK(w.keys.size() == 12);
+    CHECK(w.compiled == 12);
+    CHECK(w.failed == 0);
+    return f.batch_sizes();
+  };
+  // The plugin prefers 3 (JITWARM_FAKE_PREFERRED_BATCH_SIZE unset).
+  ::unsetenv("JITWARM_FAKE_PREFERRED_BATCH_SIZE");
+  CHECK(batches_of(std::nullopt) == std::vector<int>{3, 3, 3, 3});
+  CHECK(batches_of(2u) == std::vector<int>{2, 2, 2, 2, 2, 2});
+  CHECK(batches_of(1u).empty());  // one by one: compile, never compile_batch
+  // No preference: the default.
+  ::setenv("JITWARM_FAKE_PREFERRED_BATCH_SIZE", "0", 1);
+  static_assert(kDefaultWarmupBatchSize == 8);
+  CHECK(batches_of(std::nullopt) == std::vector<int>{8, 4});
+  ::unsetenv("JITWARM_FAKE_PREFERRED_BATCH_SIZE");
 }
 
 TEST_CASE(

@@ -434,6 +434,16 @@ typedef struct jw_kernel_impl {
                              const jw_compile_key_view* const* keys,
                              uint32_t num_keys,
                              const jw_batch_artifact_sink* out);
+  /* Optional, with compile_batch: how many keys for `target` (a key's
+   * target, e.g. "cuda:sm_90") this implementation compiles best in one
+   * batch, in *out_size; 0 for no preference. A warmup that leaves the
+   * batch size to the implementations (jw_warmup_options.batch_size 0)
+   * uses it, else 8. Larger batches pay where each key's artifact of a
+   * batch holds only its own kernel: then a batch costs no cache space
+   * (the CUDA plugin's, linked per kernel, prefer 64). Another status than
+   * JW_OK counts as no preference. Thread-safe. */
+  jw_status (*preferred_batch_size)(void* user_data, const char* target,
+                                    uint32_t* out_size);
 } jw_kernel_impl;
 
 typedef enum jw_impl_flag {
@@ -870,7 +880,8 @@ typedef struct jw_warmup_options {
   void* progress_ctx;
   /* Appended (R3). Keys of one implementation and target compiled
    * together, in one compiler run (jw_kernel_impl.compile_batch): at most
-   * this many; 0: the default (8), 1: one by one. */
+   * this many; 0: the default (each implementation's preferred batch size,
+   * else 8), 1: one by one. */
   uint32_t batch_size;
   /* How `jobs` compile at once: JW_WARMUP_THREADS (0) or
    * JW_WARMUP_PROCESSES (worker processes forked from this one; see

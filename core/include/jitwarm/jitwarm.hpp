@@ -520,6 +520,10 @@ std::string manifest_entry_for_key(const KernelSchema& schema,
 // warmup"): threads of this process, or worker processes forked from it.
 enum class WarmupParallelism { threads, processes };
 
+// The batch size of a warmup that leaves it to an implementation without
+// a preference (WarmupOptions::batch_size).
+inline constexpr unsigned kDefaultWarmupBatchSize = 8;
+
 struct WarmupOptions {
   std::string platform;  // empty: the runtime's default launch platform
   std::string target;    // empty: the platform's device 0
@@ -530,8 +534,10 @@ struct WarmupOptions {
   // At most this many keys of one implementation and target are compiled
   // together, in one compiler run, by implementations that can
   // (jw_kernel_impl.compile_batch; docs/warmup.md "Batches"). 0 or 1: one
-  // by one.
-  unsigned batch_size = 8;
+  // by one. Unset: each implementation's preferred batch size for the
+  // target (jw_kernel_impl.preferred_batch_size), else
+  // kDefaultWarmupBatchSize.
+  std::optional<unsigned> batch_size = std::nullopt;
   // processes: worker processes forked from this one compile (NVRTC and
   // hiprtc scale better across processes than across threads); their
   // artifacts reach this process's cache through the persistent cache (or a
