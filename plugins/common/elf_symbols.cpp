@@ -28,17 +28,22 @@ struct Section {
   uint64_t size = 0;
 };
 
+// A section's bytes in the file, or nullopt when they are out of bounds.
+std::optional<std::string_view> contents_of(std::string_view bytes,
+                                            const Section& section) {
+  if (section.offset > bytes.size() ||
+      bytes.size() - section.offset < section.size) {
+    return std::nullopt;
+  }
+  return bytes.substr(section.offset, section.size);
+}
+
 // The string table a symbol table links to, or nullopt when out of bounds.
 std::optional<std::string_view> linked_strings(
     std::string_view bytes, const std::vector<Section>& sections,
     const Section& table) {
   if (table.link >= sections.size()) return std::nullopt;
-  const Section& strings = sections[table.link];
-  if (strings.offset > bytes.size() ||
-      bytes.size() - strings.offset < strings.size) {
-    return std::nullopt;
-  }
-  return bytes.substr(strings.offset, strings.size);
+  return contents_of(bytes, sections[table.link]);
 }
 
 // The NUL-terminated name at `offset` of a string table ("" past its end),
@@ -85,28 +90,25 @@ std::optional<ElfImage> read_elf(std::string_view bytes) {
       return std::nullopt;
     }
   }
-  uint16_t section_names = 0;  // e_shstrndx
-  if (!read_at(bytes, 62, section_names)) return std::nullopt;
+  uint16_t names_index = 0;  // e_shstrndx
+  if (!read_at(bytes, 62, names_index)) return std::nullopt;
+  std::optional<std::string_view> names;  // none: sections stay unnamed
+  if (names_index < sections.size()) {
+    names = contents_of(bytes, sections[names_index]);
+    if (!names) return std::nullopt;
+  }
   for (const Section& section : sections) {
     ElfSection out;
     out.type = section.type;
-    if (section_names < sections.size()) {
-      const Section& names = sections[section_names];
-      if (names.offset > bytes.size() ||
-          bytes.size() - names.offset < names.size) {
-        return std::nullopt;
-      }
-      std::optional<std::string> name =
-          name_at(bytes.substr(names.offset, names.size), section.name);
+    if (names) {
+      std::optional<std::string> name = name_at(*names, section.name);
       if (!name) return std::nullopt;
       out.name = std::move(*name);
     }
     if (section.type != kSectionNobits) {
-      if (section.offset > bytes.size() ||
-          bytes.size() - section.offset < section.size) {
-        return std::nullopt;
-      }
-      out.contents = std::string(bytes.substr(section.offset, section.size));
+      if (!contents_of(bytes, section)) return std::nullopt;
+      out.offset = section.offset;
+      out.size = section.size;
     }
     image.sections.push_back(std::move(out));
   }

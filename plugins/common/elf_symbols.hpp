@@ -1,6 +1,6 @@
 // A minimal ELF64 reader for device binaries: the machine field, the
-// sections (name, contents), the symbols (name, type, value) and the
-// relocations with addends. CUBINs
+// sections (name, where their bytes lie), the symbols (name, type, value)
+// and the relocations with addends. CUBINs
 // (EM_CUDA = 190) and AMD code objects (EM_AMDGPU = 224) are ELF64
 // little-endian. Tests check a compile produced the lowered name; the HIP
 // plugin finds the kernel each name expression instantiated by its symbol,
@@ -37,7 +37,10 @@ struct ElfRelocation {
 struct ElfSection {
   std::string name;   // from the section-name table; empty without one
   uint32_t type = 0;  // SHT_* (8 = NOBITS: no contents in the file)
-  std::string contents;
+  // Where its contents lie in the image read (bounds-checked; 0 and 0 for
+  // NOBITS): bytes.substr(offset, size).
+  uint64_t offset = 0;
+  uint64_t size = 0;
 };
 
 struct ElfImage {

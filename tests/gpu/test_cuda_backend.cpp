@@ -393,7 +393,9 @@ TEST_CASE(
       const auto elf = gpu::read_elf(binary);
       REQUIRE(elf.has_value());
       for (const gpu::ElfSection& section : elf->sections) {
-        if (section.name == text) return section.contents;
+        if (section.name == text) {
+          return binary.substr(section.offset, section.size);
+        }
       }
       FAIL("no section " << text);
       return std::string();
