@@ -5,6 +5,13 @@
 
 namespace jitwarm::gpu {
 
+std::string lacks(const std::string& library,
+                  const std::vector<std::string>& symbols) {
+  std::string text = library + " lacks";
+  for (const std::string& symbol : symbols) text += " " + symbol;
+  return text;
+}
+
 DynamicLibrary DynamicLibrary::open_first(
     std::initializer_list<const char*> names) {
   DynamicLibrary library;

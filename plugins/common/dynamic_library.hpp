@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace jitwarm::gpu {
 
@@ -72,5 +73,23 @@ class LibraryFunction {
   const char* symbol_ = "";
   std::string library_;
 };
+
+// The symbols of `functions` (LibraryFunctions) that did not resolve, in
+// order: what an API table's missing() reports.
+template <typename... Functions>
+std::vector<std::string> unresolved(const Functions&... functions) {
+  std::vector<std::string> names;
+  (
+      [&] {
+        if (!functions.available()) names.emplace_back(functions.symbol());
+      }(),
+      ...);
+  return names;
+}
+
+// "libnvrtc.so.13 lacks nvrtcFoo nvrtcBar": why a library that opened
+// cannot be used.
+std::string lacks(const std::string& library,
+                  const std::vector<std::string>& symbols);
 
 }  // namespace jitwarm::gpu

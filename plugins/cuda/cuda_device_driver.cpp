@@ -83,8 +83,8 @@ CudaDeviceDriver::CudaDeviceDriver()
   auto api = std::make_unique<CudaDriverApi>(library_);
   const std::vector<std::string> missing = api->missing();
   if (!missing.empty()) {
-    unavailable_ = "CUDA driver too old: " + library_.name() + " lacks";
-    for (const std::string& name : missing) unavailable_ += " " + name;
+    unavailable_ =
+        "CUDA driver too old: " + gpu::lacks(library_.name(), missing);
     return;
   }
   api_ = std::move(api);

@@ -39,20 +39,9 @@ NvJitLinkApi::NvJitLinkApi(const gpu::DynamicLibrary& library)
       error_log(library, "__nvJitLinkGetErrorLog_13_0") {}
 
 std::vector<std::string> NvJitLinkApi::missing() const {
-  std::vector<std::string> names;
-  auto note = [&](const auto& function) {
-    if (!function.available()) names.emplace_back(function.symbol());
-  };
-  note(version);
-  note(create);
-  note(destroy);
-  note(add_data);
-  note(complete);
-  note(linked_cubin_size);
-  note(linked_cubin);
-  note(error_log_size);
-  note(error_log);
-  return names;
+  return gpu::unresolved(version, create, destroy, add_data, complete,
+                         linked_cubin_size, linked_cubin, error_log_size,
+                         error_log);
 }
 
 std::unique_ptr<NvJitLinker> NvJitLinker::open(int nvrtc_major, int nvrtc_minor,
@@ -65,8 +54,7 @@ std::unique_ptr<NvJitLinker> NvJitLinker::open(int nvrtc_major, int nvrtc_minor,
   }
   const std::vector<std::string> missing = NvJitLinkApi(library).missing();
   if (!missing.empty()) {
-    why_not = library.name() + " lacks";
-    for (const std::string& name : missing) why_not += " " + name;
+    why_not = gpu::lacks(library.name(), missing);
     return nullptr;
   }
   std::unique_ptr<NvJitLinker> linker(new NvJitLinker(std::move(library)));

@@ -73,26 +73,13 @@ NvrtcApi::NvrtcApi(const gpu::DynamicLibrary& library)
 #undef JW_NVRTC_FUNCTION
 
 std::vector<std::string> NvrtcApi::missing() const {
-  std::vector<std::string> names;
-  auto note = [&](const auto& function) {
-    if (!function.available()) names.emplace_back(function.symbol());
-  };
-  note(nvrtcVersion);
-  note(nvrtcGetErrorString);
-  note(nvrtcGetNumSupportedArchs);
-  note(nvrtcGetSupportedArchs);
-  note(nvrtcCreateProgram);
-  note(nvrtcDestroyProgram);
-  note(nvrtcAddNameExpression);
-  note(nvrtcCompileProgram);
-  note(nvrtcGetProgramLogSize);
-  note(nvrtcGetProgramLog);
-  note(nvrtcGetLoweredName);
-  note(nvrtcGetCUBINSize);
-  note(nvrtcGetCUBIN);
-  note(nvrtcGetPTXSize);
-  note(nvrtcGetPTX);
-  return names;
+  // nvrtcGetLTOIRSize and nvrtcGetLTOIR are optional.
+  return gpu::unresolved(
+      nvrtcVersion, nvrtcGetErrorString, nvrtcGetNumSupportedArchs,
+      nvrtcGetSupportedArchs, nvrtcCreateProgram, nvrtcDestroyProgram,
+      nvrtcAddNameExpression, nvrtcCompileProgram, nvrtcGetProgramLogSize,
+      nvrtcGetProgramLog, nvrtcGetLoweredName, nvrtcGetCUBINSize, nvrtcGetCUBIN,
+      nvrtcGetPTXSize, nvrtcGetPTX);
 }
 
 std::unique_ptr<NvrtcCompiler> NvrtcCompiler::open(std::string& why_not) {
@@ -104,8 +91,7 @@ std::unique_ptr<NvrtcCompiler> NvrtcCompiler::open(std::string& why_not) {
   }
   const std::vector<std::string> missing = NvrtcApi(library).missing();
   if (!missing.empty()) {
-    why_not = library.name() + " lacks";
-    for (const std::string& name : missing) why_not += " " + name;
+    why_not = gpu::lacks(library.name(), missing);
     return nullptr;
   }
   return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(std::move(library)));
@@ -122,7 +108,9 @@ NvrtcCompiler::NvrtcCompiler(gpu::DynamicLibrary library)
           "nvrtcGetSupportedArchs");
   }
   if (!api_.nvrtcGetLTOIRSize.available() || !api_.nvrtcGetLTOIR.available()) {
-    linker_missing_ = library_.name() + " lacks nvrtcGetLTOIR";
+    linker_missing_ =
+        gpu::lacks(library_.name(),
+                   gpu::unresolved(api_.nvrtcGetLTOIRSize, api_.nvrtcGetLTOIR));
   } else {
     linker_ = NvJitLinker::open(major_, minor_, linker_missing_);
   }

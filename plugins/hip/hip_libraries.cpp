@@ -51,8 +51,8 @@ gpu::DynamicLibrary open_library_with(
     }
     const std::vector<std::string> missing = missing_symbols(library);
     if (missing.empty()) return library;
-    incomplete += (incomplete.empty() ? "" : "; ") + candidate + " lacks";
-    for (const std::string& symbol : missing) incomplete += " " + symbol;
+    incomplete +=
+        (incomplete.empty() ? "" : "; ") + gpu::lacks(candidate, missing);
   }
   why_not = incomplete.empty() ? not_found : incomplete + "; " + not_found;
   return gpu::DynamicLibrary();
