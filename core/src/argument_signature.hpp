@@ -47,8 +47,9 @@ class ArgumentSignature {
   ArgumentSignature(const ArgumentSignature&) = delete;
   ArgumentSignature& operator=(const ArgumentSignature&) = delete;
 
-  // Sizes the signature for `num_params` parameters, all words zero.
-  void reset(uint32_t num_params);
+  // Sizes the signature for `num_params` parameters. The words are left
+  // unset: specialize_arguments writes every one.
+  void resize(uint32_t num_params);
   std::span<uint64_t> words() { return {data(), size_}; }
   std::span<const uint64_t> words() const { return {data(), size_}; }
   uint64_t* param(uint32_t index) { return data() + kWordsPerParam * index; }
@@ -67,7 +68,8 @@ class ArgumentSignature {
   uint64_t* data() { return heap_ ? heap_.get() : inline_.data(); }
   const uint64_t* data() const { return heap_ ? heap_.get() : inline_.data(); }
 
-  // Not value-initialized: reset() zeroes the words a schema uses.
+  // Not value-initialized: specialize_arguments writes the words a schema
+  // uses.
   std::array<uint64_t, kWordsPerParam * kInlineParams> inline_;
   std::unique_ptr<uint64_t[]> heap_;
   uint32_t size_ = 0;

@@ -189,10 +189,15 @@ void bind_to_schema(ImplRecord& impl, const KernelSchema& schema) {
          impl.impl_name, schema.name(), impl.origin, join(missing),
          schema_names);
   }
-  impl.positional = false;
+  bool in_schema_order = true;
   for (const auto& name : impl.param_names) {
-    impl.schema_index.push_back(static_cast<uint32_t>(schema.index_of(name)));
+    const auto index = static_cast<uint32_t>(schema.index_of(name));
+    in_schema_order = in_schema_order && index == impl.schema_index.size();
+    impl.schema_index.push_back(index);
   }
+  // Names in the schema's own order (the built-in kernels') take the
+  // arguments as they come: a launch copies nothing into a new order.
+  impl.positional = in_schema_order;
 }
 
 const KernelState::Platform* KernelState::find(

@@ -63,6 +63,8 @@ struct ImplRecord {
   std::vector<const char*> param_name_ptrs;
   // impl position -> schema parameter index; filled when bound to a schema.
   std::vector<uint32_t> schema_index;
+  // schema_index is the identity: a launch passes its arguments on as they
+  // are (unless some are left to their defaults).
   bool positional = true;
   ImplSource source = ImplSource::host;
   // Where a failing destroy callback is reported (null: nowhere; host

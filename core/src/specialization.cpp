@@ -15,8 +15,6 @@ namespace jitwarm {
 namespace {
 
 constexpr __int128 kOne = 1;
-constexpr __int128 kI32Min = -(kOne << 31);
-constexpr __int128 kI32End = kOne << 31;
 constexpr __int128 kI64Min = -(kOne << 63);
 constexpr __int128 kI64End = kOne << 63;
 constexpr __int128 kU64End = kOne << 64;
@@ -56,6 +54,11 @@ __int128 integer_of(const jw_scalar& s, const KernelSchema& schema,
                schema.name(), p.name);
 }
 
+// The key's view of an integer argument: specialize_integer, its common case
+// (a signed 64-bit value) inlined.
+IntSpec integer_spec(const jw_scalar& s, const KernelSchema& schema,
+                     const ParamDesc& p, bool do_not_specialize);
+
 // Normalizes a constexpr so the same value passed as int or uint gives the
 // same key.
 jw_scalar canonical_constexpr(jw_scalar s) {
@@ -85,19 +88,16 @@ std::string int128_to_string(__int128 value) {
   return std::string(digits.rbegin(), digits.rend());
 }
 
-IntSpec specialize_integer(__int128 value, bool do_not_specialize) {
+namespace {
+
+// The specialization of an integer that fits in 64 bits signed, or nullopt:
+// inlined into the launch path (every integer argument of every launch),
+// which would otherwise pay 128-bit compares and a call. specialize_integer
+// below is the one definition; this is its common case.
+inline IntSpec specialize_int64(int64_t value, bool do_not_specialize) {
   IntSpec spec;
-  if (value >= kI32Min && value < kI32End) {
-    spec.type = JW_INT_I32;
-  } else if (value >= kI64Min && value < kI64End) {
-    spec.type = JW_INT_I64;
-  } else if (value >= 0 && value < kU64End) {
-    spec.type = JW_INT_U64;
-  } else {
-    detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "integer {} overflows: it is outside [-2^63, 2^64)",
-                 int128_to_string(value));
-  }
+  spec.type =
+      value >= INT32_MIN && value <= INT32_MAX ? JW_INT_I32 : JW_INT_I64;
   if (do_not_specialize) {
     spec.value_class = JW_INT_CLASS_NONE;
   } else if (value == 1) {
@@ -109,6 +109,40 @@ IntSpec specialize_integer(__int128 value, bool do_not_specialize) {
   }
   return spec;
 }
+
+}  // namespace
+
+IntSpec specialize_integer(__int128 value, bool do_not_specialize) {
+  if (value >= kI64Min && value < kI64End) {
+    return specialize_int64(static_cast<int64_t>(value), do_not_specialize);
+  }
+  IntSpec spec;
+  if (value >= 0 && value < kU64End) {
+    spec.type = JW_INT_U64;
+  } else {
+    detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                 "integer {} overflows: it is outside [-2^63, 2^64)",
+                 int128_to_string(value));
+  }
+  if (do_not_specialize || value % 16 != 0) {
+    spec.value_class = JW_INT_CLASS_NONE;
+  } else {
+    spec.value_class = JW_INT_CLASS_DIV16;  // above 2^63, so never 1
+  }
+  return spec;
+}
+
+namespace {
+
+IntSpec integer_spec(const jw_scalar& s, const KernelSchema& schema,
+                     const ParamDesc& p, bool do_not_specialize) {
+  if (s.kind == JW_SCALAR_INT) {
+    return specialize_int64(s.value.i, do_not_specialize);
+  }
+  return specialize_integer(integer_of(s, schema, p), do_not_specialize);
+}
+
+}  // namespace
 
 __int128 scalar_specialization_rep(IntSpec spec) {
   if (spec.value_class == JW_INT_CLASS_ONE) return 1;
@@ -256,7 +290,9 @@ const jw_tensor_meta& checked_tensor(const jw_arg_value& a,
            schema.name(), p.name, i, m.strides[i]);
     }
   }
-  if (p.has_flag(JW_PARAM_CONTIGUOUS) && !is_compact_row_major(m)) {
+  // Without strides a tensor is compact row-major: no call for it.
+  if (p.has_flag(JW_PARAM_CONTIGUOUS) && has_strides &&
+      !is_compact_row_major(m)) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}' must be contiguous (compact row-major)",
          schema.name(), p.name);
@@ -289,20 +325,19 @@ uint64_t stride_word(const jw_tensor_meta& m) {
   for (uint32_t i = m.rank; i-- > 0;) {
     const int64_t stride = has_strides ? m.strides[i] : running;
     if (!has_strides) running *= std::max<int64_t>(m.shape[i], 1);
-    word |= pack_stride_spec(specialize_integer(stride, false)) << (4 * i);
+    word |= pack_stride_spec(specialize_int64(stride, false)) << (4 * i);
   }
   return word;
 }
 
 }  // namespace
 
-void ArgumentSignature::reset(uint32_t num_params) {
+void ArgumentSignature::resize(uint32_t num_params) {
   size_ = kWordsPerParam * num_params;
   if (num_params > kInlineParams) {
-    heap_ = std::make_unique<uint64_t[]>(size_);  // zeroed
+    heap_ = std::make_unique_for_overwrite<uint64_t[]>(size_);
   } else {
     heap_.reset();
-    std::memset(inline_.data(), 0, size_ * sizeof(uint64_t));
   }
   tensor_device = kNoDevice;
 }
@@ -323,10 +358,14 @@ void specialize_arguments(const KernelSchema& schema,
     fail(JW_ERROR_INVALID_ARGUMENT, "{}: takes {} arguments, got {}",
          schema.name(), num_params, num_args);
   }
-  out.reset(static_cast<uint32_t>(num_params));
+  out.resize(static_cast<uint32_t>(num_params));
   for (std::size_t i = 0; i < num_params; ++i) {
     const ParamDesc& p = params[i];
     uint64_t* words = out.param(static_cast<uint32_t>(i));
+    // Zero unless the parameter's kind writes them (the layout's "unused
+    // words are zero"); no memset of the whole signature first.
+    words[0] = 0;
+    words[1] = 0;
 
     jw_arg_value defaulted;  // filled only when the default is used
     const jw_arg_value* a = nullptr;
@@ -392,8 +431,7 @@ void specialize_arguments(const KernelSchema& schema,
                          s.kind == JW_SCALAR_UINT;
     switch (p.kind) {
       case JW_PARAM_INT:
-        words[0] =
-            pack_int_spec(specialize_integer(integer_of(s, schema, p), dns));
+        words[0] = pack_int_spec(integer_spec(s, schema, p, dns));
         break;
       case JW_PARAM_FLOAT:
         if (!numeric) {
@@ -412,8 +450,7 @@ void specialize_arguments(const KernelSchema& schema,
         words[0] =
             s.kind == JW_SCALAR_FLOAT
                 ? pack_scalar(JW_SCALAR_FLOAT, IntSpec{}, float_type_of(p))
-                : pack_scalar(JW_SCALAR_INT,
-                              specialize_integer(integer_of(s, schema, p), dns),
+                : pack_scalar(JW_SCALAR_INT, integer_spec(s, schema, p, dns),
                               JW_FLOAT_F32);
         break;
       case JW_PARAM_CONSTEXPR: {

@@ -154,6 +154,12 @@ TEST_CASE(
   CHECK_FALSE(by_name->positional);
   CHECK(by_name->schema_index == std::vector<uint32_t>{2, 0, 1});
 
+  // The schema's own names in its order: the arguments pass as they come.
+  auto in_order = impl("o", "cpu", {"a", "b", "c"});
+  bind_to_schema(*in_order, schema);
+  CHECK(in_order->positional);
+  CHECK(in_order->schema_index == std::vector<uint32_t>{0, 1, 2});
+
   auto positional = impl("p", "cpu", {"x", "y", "z"});
   bind_to_schema(*positional, schema);
   CHECK(positional->positional);
