@@ -77,21 +77,52 @@ double time_per_call(const Options& o, const std::function<void()>& body,
   return median(std::move(rounds));
 }
 
-// The mean host nanoseconds per call of each of `bodies` in each round,
-// the bodies taking turns round by round so that a host whose speed drifts
-// (other tenants, clocks) slows them alike: per body, one value per round.
-std::vector<std::vector<double>> time_rounds_interleaved(
+// Host nanoseconds per call of each of `bodies`, the bodies taking turns
+// batch by batch (each batch of kBatch calls timed alone, `sync` untimed
+// after it), so that a host whose speed drifts (other tenants, clocks; over
+// milliseconds as well as seconds) slows them alike.
+struct InterleavedTimes {
+  // Per body, the mean over each round.
+  std::vector<std::vector<double>> rounds;
+  // Per body, each batch; batch k of every body ran in the same turn.
+  std::vector<std::vector<double>> batches;
+
+  // The median over turns of body `b`'s batch minus body 0's.
+  double median_over_first(std::size_t b) const {
+    std::vector<double> differences;
+    for (std::size_t k = 0; k < batches[b].size(); ++k) {
+      differences.push_back(batches[b][k] - batches[0][k]);
+    }
+    return median(std::move(differences));
+  }
+};
+
+InterleavedTimes time_interleaved(
     const Options& o, const std::vector<std::function<void()>>& bodies,
     const std::function<void()>& sync) {
-  std::vector<std::vector<double>> rounds(bodies.size());
-  Options one_round = o;
-  one_round.rounds = 1;
+  InterleavedTimes times;
+  times.rounds.resize(bodies.size());
+  times.batches.resize(bodies.size());
   for (int r = 0; r < o.rounds; ++r) {
+    std::vector<double> total(bodies.size(), 0);
+    for (int done = 0; done < o.iterations; done += kBatch) {
+      const int n = std::min(kBatch, o.iterations - done);
+      for (std::size_t b = 0; b < bodies.size(); ++b) {
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; ++i) bodies[b]();
+        const double nanoseconds = std::chrono::duration<double, std::nano>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count();
+        total[b] += nanoseconds;
+        times.batches[b].push_back(nanoseconds / n);
+        if (sync) sync();
+      }
+    }
     for (std::size_t b = 0; b < bodies.size(); ++b) {
-      rounds[b].push_back(time_per_call(one_round, bodies[b], sync));
+      times.rounds[b].push_back(total[b] / o.iterations);
     }
   }
-  return rounds;
+  return times;
 }
 
 struct Measurement {
@@ -141,6 +172,11 @@ struct ExpandCall {
   }
 };
 
+// How many batches each body of time_interleaved runs.
+int batches_per_body(const Options& o) {
+  return o.rounds * ((o.iterations + kBatch - 1) / kBatch);
+}
+
 void report(const Options& o, const std::string& device,
             const std::vector<Measurement>& m) {
   if (o.json) {
@@ -168,15 +204,15 @@ void report(const Options& o, const std::string& device,
     std::cout << fmt::format("  {:<34} {:8.1f} ns", x.name, x.nanoseconds);
     if (x.over_raw) {
       std::cout << fmt::format(
-          "   (+{:.1f} ns over {}: the median of per-round differences)",
-          *x.over_raw, m.front().name);
+          "   (+{:.1f} ns over {}: the median of {} per-batch differences)",
+          *x.over_raw, m.front().name, batches_per_body(o));
     }
     std::cout << "\n";
   }
 }
 
 // What every platform measures: its raw call (`raw_name`, `raw`) and
-// jitwarm's launches through C++ and C, in turns round by round, then the
+// jitwarm's launches through C++ and C, in turns batch by batch, then the
 // parts of a jitwarm launch alone.
 void measure_jitwarm(
     const Options& o, Runtime& runtime, const KernelHandle& expand,
@@ -198,14 +234,10 @@ void measure_jitwarm(
           throw Error(JW_ERROR_LAUNCH_FAILED, jw_last_error());
       }};
   bodies.insert(bodies.end(), also_bodies.begin(), also_bodies.end());
-  const std::vector<std::vector<double>> rounds =
-      time_rounds_interleaved(o, bodies, sync);
+  const InterleavedTimes times = time_interleaved(o, bodies, sync);
+  const auto& rounds = times.rounds;
   const auto over_raw = [&](std::size_t b) {
-    std::vector<double> differences;
-    for (std::size_t r = 0; r < rounds[b].size(); ++r) {
-      differences.push_back(rounds[b][r] - rounds[0][r]);
-    }
-    return median(differences);
+    return times.median_over_first(b);
   };
   out.push_back({raw_name, median(rounds[0]), std::nullopt});
   out.push_back(
