@@ -81,7 +81,7 @@ def main():
     print(f"host instructions per prepared launch of expand ({launches} launches, callgrind, null driver):")
     print(f"  core    {core:6.0f}")
     for label, fragment in (("signature and validation", "specialize_arguments("),
-                            ("hash", "prepared_launch_hash("), ("lookup", "PreparedLaunchTable::find("),
+                            ("lookup", "PreparedLaunchTable::find("),
                             ("platform", "RuntimeImpl::resolve(")):
         cost, _ = callee(launch, fragment)
         print(f"    {label:<26}{cost / launches:6.0f}")

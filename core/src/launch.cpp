@@ -97,13 +97,11 @@ void RuntimeImpl::launch(const KernelSlot& slot,
   ArgumentSignature signature;
   specialize_arguments(schema, args, ArgumentUse::launch, signature);
   // 4.
-  const uint64_t hash = prepared_launch_hash(signature, device);
-  const PreparedLaunch* prepared =
-      entry.prepared->find(signature, device, hash);
+  const PreparedLaunch* prepared = entry.prepared->find(signature, device);
   if (prepared != nullptr) {
     cache_.count_hit();
   } else {
-    prepared = &prepare(state, entry, platform, device, signature, hash);
+    prepared = &prepare(state, entry, platform, device, signature);
   }
   // 5. Arguments in the implementation's order, defaults filled in.
   const ImplRecord& impl = *prepared->impl;
@@ -156,16 +154,14 @@ const PreparedLaunch* RuntimeImpl::find_prepared(
   specialize_arguments(*state.schema, args, ArgumentUse::launch, signature);
   // The state (and its table) may be replaced after the guard ends; the
   // caller only compares the pointer or reads it while nothing registers.
-  return entry.prepared->find(signature, device,
-                              prepared_launch_hash(signature, device));
+  return entry.prepared->find(signature, device);
 }
 
 const PreparedLaunch& RuntimeImpl::prepare(const KernelState& state,
                                            const KernelState::Platform& entry,
                                            std::string_view platform,
                                            int32_t device,
-                                           const ArgumentSignature& signature,
-                                           uint64_t hash) {
+                                           const ArgumentSignature& signature) {
   const ImplRecord& impl = *entry.stack.front();
   const KernelSchema& schema = *state.schema;
   const CompileKey key = key_from_signature(
@@ -176,7 +172,8 @@ const PreparedLaunch& RuntimeImpl::prepare(const KernelState& state,
   const auto& attachment =
       *static_cast<const LaunchAttachment*>(artifact.attachment.get());
 
-  auto launch = std::make_unique<PreparedLaunch>(signature, device, hash);
+  auto launch = std::make_unique<PreparedLaunch>(
+      signature, device, prepared_launch_hash(signature, device));
   launch->impl = &impl;
   launch->artifact = &artifact;
   launch->key = &attachment.key;

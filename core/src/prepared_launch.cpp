@@ -27,6 +27,14 @@ bool PreparedLaunch::matches(const ArgumentSignature& signature,
   return matches(signature.words(), device_index, signature_hash);
 }
 
+bool PreparedLaunch::matches(const ArgumentSignature& signature,
+                             int32_t device_index) const {
+  const std::span<const uint64_t> other = signature.words();
+  return device == device_index && num_words == other.size() &&
+         std::memcmp(words.get(), other.data(), num_words * sizeof(uint64_t)) ==
+             0;
+}
+
 bool PreparedLaunch::matches(std::span<const uint64_t> other,
                              int32_t device_index,
                              uint64_t signature_hash) const {
@@ -56,11 +64,20 @@ PreparedLaunchTable::~PreparedLaunchTable() {
 }
 
 const PreparedLaunch* PreparedLaunchTable::find(
-    const ArgumentSignature& signature, int32_t device, uint64_t hash) const {
+    const ArgumentSignature& signature, int32_t device) const {
+  // Acquire: pairs with the release below, so the launch's fields (written
+  // before insert() published it) are visible to a thread that did not
+  // walk the chain itself.
+  const PreparedLaunch* last = last_hit_.load(std::memory_order_acquire);
+  if (last != nullptr && last->matches(signature, device)) return last;
+  const uint64_t hash = prepared_launch_hash(signature, device);
   for (const PreparedLaunch* launch =
            buckets_[hash % kBuckets].load(std::memory_order_acquire);
        launch != nullptr; launch = launch->next) {
-    if (launch->matches(signature, device, hash)) return launch;
+    if (launch->matches(signature, device, hash)) {
+      last_hit_.store(launch, std::memory_order_release);
+      return launch;
+    }
   }
   return nullptr;
 }

@@ -7,8 +7,10 @@
 //    (registry.hpp), so it serves exactly one implementation (that entry's
 //    winner); a registration publishes a new state with empty tables, and
 //    the old tables go with the old state after its grace period (I2).
-//  * find() is a hash, one acquire load per chain link and a word compare:
-//    no lock, no allocation. insert() publishes with a compare-and-swap;
+//  * find() compares the table's last hit first (a kernel launched in a
+//    loop sees one signature again and again), then hashes and walks a
+//    bucket's chain, one acquire load per link and a word compare: no lock,
+//    no allocation. insert() publishes with a compare-and-swap;
 //    entries are never removed or changed while the table lives.
 //  * Two threads preparing one signature at once may both prepare; the
 //    first to publish wins and the other's launch is released unused.
@@ -43,6 +45,8 @@ struct PreparedLaunch {
                uint64_t hash) const;
   bool matches(std::span<const uint64_t> words, int32_t device,
                uint64_t hash) const;
+  // The same, without the hash: for the table's last hit.
+  bool matches(const ArgumentSignature& signature, int32_t device) const;
 
   // Lookup
   const uint64_t hash;
@@ -67,8 +71,8 @@ class PreparedLaunchTable {
   PreparedLaunchTable& operator=(const PreparedLaunchTable&) = delete;
 
   // The launch prepared for this signature on this device, or nullptr.
-  const PreparedLaunch* find(const ArgumentSignature& signature, int32_t device,
-                             uint64_t hash) const;
+  const PreparedLaunch* find(const ArgumentSignature& signature,
+                             int32_t device) const;
   // Publishes `launch` unless an equal one was published first; returns
   // the one in the table (the other is destroyed).
   const PreparedLaunch* insert(std::unique_ptr<PreparedLaunch> launch);
@@ -78,6 +82,9 @@ class PreparedLaunchTable {
   static constexpr std::size_t kBuckets = 256;
   std::array<std::atomic<PreparedLaunch*>, kBuckets> buckets_{};
   std::atomic<std::size_t> size_{0};
+  // The launch find() returned last, stored only when it changes (so a
+  // loop's launches read it and never write it), on a line of its own.
+  alignas(64) mutable std::atomic<const PreparedLaunch*> last_hit_{nullptr};
 };
 
 // The hash a table files a signature under, device included.

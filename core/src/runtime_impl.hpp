@@ -178,8 +178,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   const PreparedLaunch& prepare(const KernelState& state,
                                 const KernelState::Platform& entry,
                                 std::string_view platform, int32_t device,
-                                const ArgumentSignature& signature,
-                                uint64_t hash);
+                                const ArgumentSignature& signature);
 
   Logger logger_;  // first: the registry logs through it
   Registry registry_;
