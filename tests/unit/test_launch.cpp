@@ -95,6 +95,46 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given two prepared specializations launched in turns, then each launch "
+    "runs its own, compiling nothing more") {
+  // A table compares its last hit first: here every launch misses it and
+  // must find its own in the chains. The fake runs scale<f64> or
+  // scale<f32> by its artifact, so running the other's would show.
+  Runtime runtime;
+  REQUIRE(runtime.load_plugin(FAKE_GOOD_PLUGIN).loaded);
+  ScaleBuffers f32;
+  std::array<double, 16> x64{}, out64{};
+  for (int i = 0; i < 16; ++i) x64[i] = i;
+  const std::array<int64_t, 1> shape{16};
+  const jw_tensor tx64 = make_tensor(x64.data(), JW_DTYPE_FLOAT64, shape);
+  const jw_tensor tout64 = make_tensor(out64.data(), JW_DTYPE_FLOAT64, shape);
+  const KernelHandle scale = runtime.kernel(kScale);
+  const LaunchOptions fake = on("fake");
+  const auto launch64 = [&](double factor) {
+    scale.launch(
+        std::array{arg(tout64), arg(tx64), arg_int(3), arg_float(factor)},
+        fake);
+  };
+  scale.launch(f32.args(16, 1.0), fake);
+  launch64(1.0);
+  const uint64_t compiles = runtime.cache_stats().compiles;
+  for (int turn = 0; turn < 6; ++turn) {
+    const auto factor = static_cast<double>(turn + 2);
+    if (turn % 2 == 0) {
+      f32.out.fill(-1.f);
+      scale.launch(f32.args(16, factor), fake);
+      CHECK(f32.out[15] == static_cast<float>(15 * factor));
+    } else {
+      out64.fill(-1);
+      launch64(factor);
+      CHECK(out64[2] == 2 * factor);
+      CHECK(out64[3] == -1);
+    }
+  }
+  CHECK(runtime.cache_stats().compiles == compiles);
+}
+
+TEST_CASE(
     "given the CPU reference and the C API, when a warmed key launches, then "
     "a hit allocates nothing and takes no mutex") {
   jw_runtime* rt = nullptr;
