@@ -54,11 +54,6 @@ __int128 integer_of(const jw_scalar& s, const KernelSchema& schema,
                schema.name(), p.name);
 }
 
-// The key's view of an integer argument: specialize_integer, its common case
-// (a signed 64-bit value) inlined.
-IntSpec integer_spec(const jw_scalar& s, const KernelSchema& schema,
-                     const ParamDesc& p, bool do_not_specialize);
-
 // Normalizes a constexpr so the same value passed as int or uint gives the
 // same key.
 jw_scalar canonical_constexpr(jw_scalar s) {
@@ -90,10 +85,10 @@ std::string int128_to_string(__int128 value) {
 
 namespace {
 
-// The specialization of an integer that fits in 64 bits signed, or nullopt:
-// inlined into the launch path (every integer argument of every launch),
-// which would otherwise pay 128-bit compares and a call. specialize_integer
-// below is the one definition; this is its common case.
+// The specialization of an integer that fits in 64 bits signed: inlined into
+// the launch path (every integer argument and stride of every launch), which
+// would otherwise pay 128-bit compares and a call. specialize_integer below
+// is the one definition; this is its common case.
 inline IntSpec specialize_int64(int64_t value, bool do_not_specialize) {
   IntSpec spec;
   spec.type =
@@ -134,6 +129,8 @@ IntSpec specialize_integer(__int128 value, bool do_not_specialize) {
 
 namespace {
 
+// The key's view of an integer argument: specialize_integer, its common case
+// (a signed 64-bit value) inlined.
 IntSpec integer_spec(const jw_scalar& s, const KernelSchema& schema,
                      const ParamDesc& p, bool do_not_specialize) {
   if (s.kind == JW_SCALAR_INT) {
