@@ -1385,98 +1385,104 @@ bool LaunchProgram::require(const KernelExpression& e, const LaunchInputs& in) {
 
 bool LaunchProgram::run(std::span<const jw_arg_value> args,
                         std::array<int64_t, kMaxSlots>& out) const {
-  std::array<int64_t, kMaxProgramStack> stack;
-  uint32_t sp = 0;  // emit() bounded the depth
-  const Instruction* const code = code_.data();
-  const auto size = static_cast<uint32_t>(code_.size());
+  // `top` points at the top of the stack (emit() bounded its depth); one
+  // flat switch, so a binary operator costs one dispatch, not two.
+  std::array<int64_t, kMaxProgramStack + 1> stack;
+  int64_t* top = stack.data();  // stack[0] is never read
+  const Instruction* pc = code_.data();
+  const Instruction* const end = pc + code_.size();
+  const Instruction* const begin = pc;
   const auto tensor_meta = [&](uint16_t p) -> const jw_tensor_meta& {
     return args[p].value.tensor->meta;
   };
-  for (uint32_t pc = 0; pc < size; ++pc) {
-    const Instruction& i = code[pc];
-    // The top of the stack, for the ops that pop.
-    const auto top = [&]() -> int64_t& { return stack[sp - 1]; };
+  // Shape or stride `d` of parameter `p`, or false.
+  const auto dimension = [&](const Instruction& i, bool shape, int64_t d,
+                             int64_t& value) {
+    const jw_tensor_meta& m = tensor_meta(i.param);
+    if (d < 0 || d >= static_cast<int64_t>(m.rank)) return false;
+    if (shape) {
+      value = m.shape[d];
+    } else if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
+      value = m.strides[d];
+    } else {
+      int64_t stride = 1;
+      for (auto k = static_cast<int64_t>(m.rank) - 1; k > d; --k) {
+        if (__builtin_mul_overflow(stride, std::max<int64_t>(m.shape[k], 1),
+                                   &stride)) {
+          return false;
+        }
+      }
+      value = stride;
+    }
+    return true;
+  };
+  while (pc != end) {
+    const Instruction& i = *pc++;
     switch (i.op) {
-      case pConst: stack[sp++] = i.value; break;
-      case pLoad: stack[sp++] = out[i.target]; break;
+      case pConst: *++top = i.value; break;
+      case pLoad: *++top = out[i.target]; break;
       case pIntParam: {
         const jw_scalar& s = args[i.param].value.scalar;
         if (s.kind == JW_SCALAR_INT || s.kind == JW_SCALAR_BOOL) {
-          stack[sp++] = s.value.i;
+          *++top = s.value.i;
         } else if (s.kind == JW_SCALAR_UINT &&
                    s.value.u <= static_cast<uint64_t>(INT64_MAX)) {
-          stack[sp++] = static_cast<int64_t>(s.value.u);
+          *++top = static_cast<int64_t>(s.value.u);
         } else {
           return false;
         }
         break;
       }
       case pShapeAt:
-      case pStrideAt: stack[sp++] = i.value; [[fallthrough]];
+      case pStrideAt:
+        ++top;
+        if (!dimension(i, i.op == pShapeAt, i.value, *top)) return false;
+        break;
       case pShape:
-      case pStride: {
-        const jw_tensor_meta& m = tensor_meta(i.param);
-        int64_t& d_top = stack[sp - 1];
-        const int64_t d = d_top;
-        if (d < 0 || d >= static_cast<int64_t>(m.rank)) return false;
-        if (i.op == pShape || i.op == pShapeAt) {
-          d_top = m.shape[d];
-        } else if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
-          d_top = m.strides[d];
-        } else {
-          int64_t stride = 1;
-          for (auto k = static_cast<int64_t>(m.rank) - 1; k > d; --k) {
-            if (__builtin_mul_overflow(stride, std::max<int64_t>(m.shape[k], 1),
-                                       &stride)) {
-              return false;
-            }
-          }
-          d_top = stride;
-        }
+      case pStride:
+        if (!dimension(i, i.op == pShape, *top, *top)) return false;
         break;
-      }
       case pNegate:
-        if (top() == INT64_MIN) return false;
-        top() = -top();
+        if (*top == INT64_MIN) return false;
+        *top = -*top;
         break;
-      case pNot: top() = top() == 0 ? 1 : 0; break;
+      case pNot: *top = *top == 0 ? 1 : 0; break;
       case pAndJump:
-        if (top() == 0) {
-          pc = i.target - 1;
+        if (*top == 0) {
+          pc = begin + i.target;
         } else {
-          --sp;
+          --top;
         }
         break;
       case pOrJump:
-        if (top() != 0) {
-          pc = i.target - 1;
+        if (*top != 0) {
+          pc = begin + i.target;
         } else {
-          --sp;
+          --top;
         }
         break;
       case pJumpIfFalse:
-        --sp;
-        if (stack[sp] == 0) pc = i.target - 1;
+        if (*top-- == 0) pc = begin + i.target;
         break;
-      case pJump: pc = i.target - 1; break;
-      case pStore: out[i.target] = stack[--sp]; break;
+      case pJump: pc = begin + i.target; break;
+      case pStore: out[i.target] = *top--; break;
       case pRequire:
-        if (stack[--sp] == 0) return false;
+        if (*top-- == 0) return false;
         break;
       case pNextPow2: {
         int64_t p = 1;
-        while (p < top()) {
+        while (p < *top) {
           if (p > INT64_MAX / 2) return false;
           p *= 2;
         }
-        top() = p;
+        *top = p;
         break;
       }
-      case pThreadsCap: top() = threads_cap_of(top(), i.param, i.value); break;
+      case pThreadsCap: *top = threads_cap_of(*top, i.param, i.value); break;
       case pLanesFor: {
         int64_t lanes = 1;
-        while (lanes < top() && lanes < i.param) lanes *= 2;
-        top() = lanes;
+        while (lanes < *top && lanes < i.param) lanes *= 2;
+        *top = lanes;
         break;
       }
       case pFitsDtype: {
@@ -1495,66 +1501,94 @@ bool LaunchProgram::run(std::span<const jw_arg_value> args,
         } else {
           fits = d == JW_DTYPE_FLOAT32 || d == JW_DTYPE_FLOAT64;
         }
-        stack[sp++] = fits ? 1 : 0;
+        *++top = fits ? 1 : 0;
         break;
       }
       case pClamp: {
-        const int64_t hi = stack[--sp];
-        const int64_t lo = stack[--sp];
+        const int64_t hi = *top--;
+        const int64_t lo = *top--;
         if (lo > hi) return false;
-        stack[sp - 1] = std::clamp(stack[sp - 1], lo, hi);
+        *top = std::clamp(*top, lo, hi);
         break;
       }
-      default: {
-        // The binary operators: b on top, a below it.
-        const int64_t b = stack[--sp];
-        int64_t& a = stack[sp - 1];
-        switch (i.op) {
-          case pAdd:
-            if (__builtin_add_overflow(a, b, &a)) return false;
-            break;
-          case pSub:
-            if (__builtin_sub_overflow(a, b, &a)) return false;
-            break;
-          case pMul:
-            if (__builtin_mul_overflow(a, b, &a)) return false;
-            break;
-          case pDiv:
-          case pMod:
-            if (b == 0 || (a == INT64_MIN && b == -1)) return false;
-            a = i.op == pDiv ? a / b : a % b;
-            break;
-          case pEq: a = a == b; break;
-          case pNe: a = a != b; break;
-          case pLt: a = a < b; break;
-          case pLe: a = a <= b; break;
-          case pGt: a = a > b; break;
-          case pGe: a = a >= b; break;
-          case pMin: a = std::min(a, b); break;
-          case pMax: a = std::max(a, b); break;
-          case pCeilDiv:
-          case pRoundUp: {
-            if (b <= 0 || a < 0) return false;
-            const int64_t q = a / b + (a % b != 0);
-            if (i.op == pCeilDiv) {
-              a = q;
-            } else if (__builtin_mul_overflow(q, b, &a)) {
-              return false;
-            }
-            break;
-          }
-          case pBlockThreads: {
-            // a = accesses, b = cap (block_threads(accesses, cap)).
-            const int64_t w = i.param;
-            const int64_t accesses = std::max<int64_t>(a, 1);
-            if (accesses > INT64_MAX - w) return false;
-            const int64_t wanted = (accesses + w - 1) / w * w;
-            a = std::clamp(wanted, w, threads_cap_of(b, w, i.value));
-            break;
-          }
-          default: return false;
-        }
+      // The binary operators: b on top, a below it; the result replaces a.
+      case pAdd:
+        --top;
+        if (__builtin_add_overflow(top[0], top[1], top)) return false;
+        break;
+      case pSub:
+        --top;
+        if (__builtin_sub_overflow(top[0], top[1], top)) return false;
+        break;
+      case pMul:
+        --top;
+        if (__builtin_mul_overflow(top[0], top[1], top)) return false;
+        break;
+      case pDiv:
+      case pMod: {
+        const int64_t b = *top--;
+        int64_t& a = *top;
+        if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+        a = i.op == pDiv ? a / b : a % b;
+        break;
       }
+      case pEq:
+        --top;
+        top[0] = top[0] == top[1];
+        break;
+      case pNe:
+        --top;
+        top[0] = top[0] != top[1];
+        break;
+      case pLt:
+        --top;
+        top[0] = top[0] < top[1];
+        break;
+      case pLe:
+        --top;
+        top[0] = top[0] <= top[1];
+        break;
+      case pGt:
+        --top;
+        top[0] = top[0] > top[1];
+        break;
+      case pGe:
+        --top;
+        top[0] = top[0] >= top[1];
+        break;
+      case pMin:
+        --top;
+        top[0] = std::min(top[0], top[1]);
+        break;
+      case pMax:
+        --top;
+        top[0] = std::max(top[0], top[1]);
+        break;
+      case pCeilDiv:
+      case pRoundUp: {
+        const int64_t b = *top--;
+        int64_t& a = *top;
+        if (b <= 0 || a < 0) return false;
+        const int64_t q = a / b + (a % b != 0);
+        if (i.op == pCeilDiv) {
+          a = q;
+        } else if (__builtin_mul_overflow(q, b, &a)) {
+          return false;
+        }
+        break;
+      }
+      case pBlockThreads: {
+        // a = accesses, b = cap (block_threads(accesses, cap)).
+        const int64_t b = *top--;
+        int64_t& a = *top;
+        const int64_t w = i.param;
+        const int64_t accesses = std::max<int64_t>(a, 1);
+        if (accesses > INT64_MAX - w) return false;
+        const int64_t wanted = (accesses + w - 1) / w * w;
+        a = std::clamp(wanted, w, threads_cap_of(b, w, i.value));
+        break;
+      }
+      default: return false;
     }
   }
   return true;
