@@ -56,27 +56,6 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Median over rounds of the mean host nanoseconds per call of `body`;
-// `sync` runs between batches, untimed.
-double time_per_call(const Options& o, const std::function<void()>& body,
-                     const std::function<void()>& sync) {
-  std::vector<double> rounds;
-  for (int r = 0; r < o.rounds; ++r) {
-    double nanoseconds = 0;
-    for (int done = 0; done < o.iterations; done += kBatch) {
-      const int n = std::min(kBatch, o.iterations - done);
-      const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < n; ++i) body();
-      nanoseconds += std::chrono::duration<double, std::nano>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-      if (sync) sync();
-    }
-    rounds.push_back(nanoseconds / o.iterations);
-  }
-  return median(std::move(rounds));
-}
-
 // Host nanoseconds per call of each of `bodies`, the bodies taking turns
 // batch by batch (each batch of kBatch calls timed alone, `sync` untimed
 // after it), so that a host whose speed drifts (other tenants, clocks; over
@@ -123,6 +102,13 @@ InterleavedTimes time_interleaved(
     }
   }
   return times;
+}
+
+// Median over rounds of the mean host nanoseconds per call of `body`;
+// `sync` runs between batches, untimed.
+double time_per_call(const Options& o, const std::function<void()>& body,
+                     const std::function<void()>& sync) {
+  return median(time_interleaved(o, {body}, sync).rounds[0]);
 }
 
 struct Measurement {

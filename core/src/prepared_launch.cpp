@@ -21,15 +21,8 @@ PreparedLaunch::~PreparedLaunch() {
   }
 }
 
-bool PreparedLaunch::matches(const ArgumentSignature& signature,
-                             int32_t device_index,
-                             uint64_t signature_hash) const {
-  return matches(signature.words(), device_index, signature_hash);
-}
-
-bool PreparedLaunch::matches(const ArgumentSignature& signature,
+bool PreparedLaunch::matches(std::span<const uint64_t> other,
                              int32_t device_index) const {
-  const std::span<const uint64_t> other = signature.words();
   return device == device_index && num_words == other.size() &&
          std::memcmp(words.get(), other.data(), num_words * sizeof(uint64_t)) ==
              0;
@@ -38,10 +31,7 @@ bool PreparedLaunch::matches(const ArgumentSignature& signature,
 bool PreparedLaunch::matches(std::span<const uint64_t> other,
                              int32_t device_index,
                              uint64_t signature_hash) const {
-  return hash == signature_hash && device == device_index &&
-         num_words == other.size() &&
-         std::memcmp(words.get(), other.data(), num_words * sizeof(uint64_t)) ==
-             0;
+  return hash == signature_hash && matches(other, device_index);
 }
 
 uint64_t prepared_launch_hash(const ArgumentSignature& signature,
@@ -69,12 +59,14 @@ const PreparedLaunch* PreparedLaunchTable::find(
   // before insert() published it) are visible to a thread that did not
   // walk the chain itself.
   const PreparedLaunch* last = last_hit_.load(std::memory_order_acquire);
-  if (last != nullptr && last->matches(signature, device)) return last;
+  if (last != nullptr && last->matches(signature.words(), device)) {
+    return last;
+  }
   const uint64_t hash = prepared_launch_hash(signature, device);
   for (const PreparedLaunch* launch =
            buckets_[hash % kBuckets].load(std::memory_order_acquire);
        launch != nullptr; launch = launch->next) {
-    if (launch->matches(signature, device, hash)) {
+    if (launch->matches(signature.words(), device, hash)) {
       last_hit_.store(launch, std::memory_order_release);
       return launch;
     }

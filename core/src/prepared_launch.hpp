@@ -41,12 +41,11 @@ struct PreparedLaunch {
   PreparedLaunch(const PreparedLaunch&) = delete;
   PreparedLaunch& operator=(const PreparedLaunch&) = delete;
 
-  bool matches(const ArgumentSignature& signature, int32_t device,
-               uint64_t hash) const;
+  // The same signature words and device; with `hash`, that first (a
+  // chain's cheap reject; the table's last hit is compared without it).
+  bool matches(std::span<const uint64_t> words, int32_t device) const;
   bool matches(std::span<const uint64_t> words, int32_t device,
                uint64_t hash) const;
-  // The same, without the hash: for the table's last hit.
-  bool matches(const ArgumentSignature& signature, int32_t device) const;
 
   // Lookup
   const uint64_t hash;

@@ -92,4 +92,23 @@ std::vector<std::string> unresolved(const Functions&... functions) {
 std::string lacks(const std::string& library,
                   const std::vector<std::string>& symbols);
 
+// The first of `names` that opens with every entry point of `Api` (an API
+// table with missing(), such as NvrtcApi), or a library that is not open
+// with `why_not` set: "<what> not found (<dlerror>)" or lacks(...).
+template <typename Api>
+DynamicLibrary open_with_api(std::initializer_list<const char*> names,
+                             const char* what, std::string& why_not) {
+  DynamicLibrary library = DynamicLibrary::open_first(names);
+  if (!library.is_open()) {
+    why_not = std::string(what) + " not found (" + library.error() + ")";
+    return DynamicLibrary();
+  }
+  const std::vector<std::string> missing = Api(library).missing();
+  if (!missing.empty()) {
+    why_not = lacks(library.name(), missing);
+    return DynamicLibrary();
+  }
+  return library;
+}
+
 }  // namespace jitwarm::gpu

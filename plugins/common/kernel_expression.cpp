@@ -1447,15 +1447,11 @@ bool LaunchProgram::run(std::span<const jw_arg_value> args,
         *top = -*top;
         break;
       case pNot: *top = *top == 0 ? 1 : 0; break;
+      // Short-circuit: a top that decides the result (false for and, true
+      // for or) stays and skips the right side; else it is popped.
       case pAndJump:
-        if (*top == 0) {
-          pc = begin + i.target;
-        } else {
-          --top;
-        }
-        break;
       case pOrJump:
-        if (*top != 0) {
+        if ((*top != 0) == (i.op == pOrJump)) {
           pc = begin + i.target;
         } else {
           --top;

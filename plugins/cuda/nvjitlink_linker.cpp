@@ -46,17 +46,9 @@ std::vector<std::string> NvJitLinkApi::missing() const {
 
 std::unique_ptr<NvJitLinker> NvJitLinker::open(int nvrtc_major, int nvrtc_minor,
                                                std::string& why_not) {
-  gpu::DynamicLibrary library =
-      gpu::DynamicLibrary::open_first({"libnvJitLink.so.13"});
-  if (!library.is_open()) {
-    why_not = "nvJitLink not found (" + library.error() + ")";
-    return nullptr;
-  }
-  const std::vector<std::string> missing = NvJitLinkApi(library).missing();
-  if (!missing.empty()) {
-    why_not = gpu::lacks(library.name(), missing);
-    return nullptr;
-  }
+  gpu::DynamicLibrary library = gpu::open_with_api<NvJitLinkApi>(
+      {"libnvJitLink.so.13"}, "nvJitLink", why_not);
+  if (!library.is_open()) return nullptr;
   std::unique_ptr<NvJitLinker> linker(new NvJitLinker(std::move(library)));
   // nvJitLink reads LTO IR of its own version and older ones.
   const bool reads_nvrtc = static_cast<int>(linker->major_) > nvrtc_major ||

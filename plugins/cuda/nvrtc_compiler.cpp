@@ -83,17 +83,10 @@ std::vector<std::string> NvrtcApi::missing() const {
 }
 
 std::unique_ptr<NvrtcCompiler> NvrtcCompiler::open(std::string& why_not) {
-  gpu::DynamicLibrary library = gpu::DynamicLibrary::open_first(
-      {kNvrtcLibraries[0], kNvrtcLibraries[1], kNvrtcLibraries[2]});
-  if (!library.is_open()) {
-    why_not = "NVRTC not found (" + library.error() + ")";
-    return nullptr;
-  }
-  const std::vector<std::string> missing = NvrtcApi(library).missing();
-  if (!missing.empty()) {
-    why_not = gpu::lacks(library.name(), missing);
-    return nullptr;
-  }
+  gpu::DynamicLibrary library = gpu::open_with_api<NvrtcApi>(
+      {kNvrtcLibraries[0], kNvrtcLibraries[1], kNvrtcLibraries[2]}, "NVRTC",
+      why_not);
+  if (!library.is_open()) return nullptr;
   return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(std::move(library)));
 }
 
