@@ -380,29 +380,11 @@ int run(const Options& o) {
                                nullptr),
             "cuLaunchKernel");
     };
-    // The driver queries the CUDA plugin makes on each launch besides the
-    // launch itself (cuda_device_driver.cpp: the stream's context and its
-    // id, then the current context).
-    const auto driver_queries = [&] {
-      CUcontext of_stream = nullptr, current = nullptr;
-      unsigned long long id = 0;
-      check(api.cuStreamGetCtx(stream, &of_stream), "cuStreamGetCtx");
-      if (api.cuCtxGetId.available()) {
-        check(api.cuCtxGetId(of_stream, &id), "cuCtxGetId");
-      }
-      check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-      if (current != of_stream) std::abort();
-    };
-    // The same raw launch after those queries, in the same turns: what
-    // the queries cost next to launches, and so what is jitwarm's own.
+    // A prepared launch asks the driver nothing but the launch itself (the
+    // plugin tries the context its key last ran in: gpu_backend.cpp), so
+    // the raw call is all of the driver's part.
     measure_jitwarm(o, runtime, expand, c_expand, call, stream, sync,
-                    "raw cuLaunchKernel", raw_launch, m,
-                    {{"raw launch after jitwarm's driver queries", 0}}, {[&] {
-                      driver_queries();
-                      raw_launch();
-                    }});
-    m.push_back({"driver queries of a jitwarm launch, alone",
-                 time_per_call(o, driver_queries, {})});
+                    "raw cuLaunchKernel", raw_launch, m);
     sync();
     api.cuModuleUnload(module);
   }

@@ -66,6 +66,11 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice) {
 CUresult cuDevicePrimaryCtxRelease(CUdevice) {
   return CUDA_SUCCESS;
 }
+CUresult cuDevicePrimaryCtxGetState(CUdevice, unsigned* flags, int* active) {
+  *flags = 0;
+  *active = 1;
+  return CUDA_SUCCESS;
+}
 CUresult cuCtxPushCurrent(CUcontext context) {
   current = context;
   return CUDA_SUCCESS;

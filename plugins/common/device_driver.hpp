@@ -42,6 +42,21 @@ struct LoadedKernel {
   void* function = nullptr;
   void* context = nullptr;
   DeviceLimits limits;  // the device's, with the function's thread limit
+  // The driver keeps `context` alive as long as itself (a device's primary
+  // context, which it retains), so `function` stays valid and may be tried
+  // on a stream without asking which context the stream is in
+  // (StreamContext::assumed).
+  bool context_retained = false;
+};
+
+// What a launch knows of its stream's context.
+enum class StreamContext : uint8_t {
+  // launch_context() named the kernel's context for this stream.
+  known,
+  // Not asked: the kernel's context is tried, and the driver refuses the
+  // kernel for a stream of another context (then launch() returns false
+  // and nothing was launched). Only for a kernel whose context_retained.
+  assumed,
 };
 
 // The device context a launch on a stream runs in, named so that a
@@ -80,7 +95,10 @@ class DeviceDriver {
   // without loading: prepared launches key their loaded functions on it.
   // No lock, no allocation.
   virtual LaunchContext launch_context(int32_t device, void* stream) = 0;
-  virtual void launch(const ConfiguredLaunch& launch, void* stream) = 0;
+  // False only when the context was `assumed` and the driver refused the
+  // kernel for the stream's context; every other failure throws.
+  virtual bool launch(const ConfiguredLaunch& launch, void* stream,
+                      StreamContext stream_context) = 0;
 
   // Platform services (jw_platform_desc).
   virtual void* allocate(int32_t device, std::size_t bytes) = 0;

@@ -1159,6 +1159,28 @@ int64_t threads_cap_of(int64_t cap, int64_t warp, int64_t limit) {
   return std::max(warp, std::min(cap, limit) / warp * warp);
 }
 
+// Shape or stride `d` of a tensor (compact row-major when it has no
+// strides), or false when there is none or it overflows.
+bool dimension_of(const jw_tensor_meta& m, bool shape, int64_t d,
+                  int64_t& value) {
+  if (d < 0 || d >= static_cast<int64_t>(m.rank)) return false;
+  if (shape) {
+    value = m.shape[d];
+  } else if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
+    value = m.strides[d];
+  } else {
+    int64_t stride = 1;
+    for (auto k = static_cast<int64_t>(m.rank) - 1; k > d; --k) {
+      if (__builtin_mul_overflow(stride, std::max<int64_t>(m.shape[k], 1),
+                                 &stride)) {
+        return false;
+      }
+    }
+    value = stride;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool LaunchProgram::emit(const KernelExpression& e, uint32_t index,
@@ -1398,23 +1420,7 @@ bool LaunchProgram::run(std::span<const jw_arg_value> args,
   // Shape or stride `d` of parameter `p`, or false.
   const auto dimension = [&](const Instruction& i, bool shape, int64_t d,
                              int64_t& value) {
-    const jw_tensor_meta& m = tensor_meta(i.param);
-    if (d < 0 || d >= static_cast<int64_t>(m.rank)) return false;
-    if (shape) {
-      value = m.shape[d];
-    } else if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
-      value = m.strides[d];
-    } else {
-      int64_t stride = 1;
-      for (auto k = static_cast<int64_t>(m.rank) - 1; k > d; --k) {
-        if (__builtin_mul_overflow(stride, std::max<int64_t>(m.shape[k], 1),
-                                   &stride)) {
-          return false;
-        }
-      }
-      value = stride;
-    }
-    return true;
+    return dimension_of(tensor_meta(i.param), shape, d, value);
   };
   while (pc != end) {
     const Instruction& i = *pc++;
@@ -1585,6 +1591,58 @@ bool LaunchProgram::run(std::span<const jw_arg_value> args,
         break;
       }
       default: return false;
+    }
+  }
+  return true;
+}
+
+bool LaunchProgram::index_inputs(uint32_t max_words) {
+  inputs_.clear();
+  input_words_ = 0;
+  const auto add = [&](Input::Kind kind, uint16_t param, int64_t dimension) {
+    for (const Input& known : inputs_) {
+      if (known.kind == kind && known.param == param &&
+          known.dimension == dimension) {
+        return;
+      }
+    }
+    inputs_.push_back(Input{kind, param, dimension});
+    input_words_ += kind == Input::Kind::scalar ? 2 : 1;
+  };
+  for (const Instruction& i : code_) {
+    switch (i.op) {
+      case pIntParam:
+      case pFitsDtype: add(Input::Kind::scalar, i.param, 0); break;
+      case pShapeAt: add(Input::Kind::shape, i.param, i.value); break;
+      case pStrideAt: add(Input::Kind::stride, i.param, i.value); break;
+      case pShape:
+      case pStride:
+        inputs_.clear();
+        input_words_ = 0;
+        return false;
+      default: break;
+    }
+  }
+  if (input_words_ > max_words) {
+    inputs_.clear();
+    input_words_ = 0;
+    return false;
+  }
+  return true;
+}
+
+bool LaunchProgram::read_inputs(std::span<const jw_arg_value> args,
+                                std::span<int64_t> words) const {
+  std::size_t w = 0;
+  for (const Input& input : inputs_) {
+    const jw_arg_value& arg = args[input.param];
+    if (input.kind == Input::Kind::scalar) {
+      words[w++] = arg.value.scalar.kind;
+      std::memcpy(&words[w++], &arg.value.scalar.value, sizeof(int64_t));
+    } else if (!dimension_of(arg.value.tensor->meta,
+                             input.kind == Input::Kind::shape, input.dimension,
+                             words[w++])) {
+      return false;
     }
   }
   return true;

@@ -177,6 +177,20 @@ class LaunchProgram {
            std::array<int64_t, kMaxSlots>& out) const;
   bool empty() const { return code_.empty(); }
 
+  // What a run reads of the arguments, so that a caller may keep a run's
+  // results for the next launch whose reads are the same
+  // (launch_plan.hpp's LaunchPlanCache): two runs whose reads give equal
+  // words compute the same slots, or both fail. index_inputs() lists the
+  // reads of the finished program, each once; false when what it reads
+  // depends on a value it computes (a dimension) or needs more than
+  // `max_words` words.
+  bool index_inputs(uint32_t max_words);
+  uint32_t input_words() const { return input_words_; }
+  // The reads' words for one launch's arguments (input_words() of them);
+  // false when one cannot be read (the run would fail).
+  bool read_inputs(std::span<const jw_arg_value> args,
+                   std::span<int64_t> words) const;
+
   struct Instruction {
     uint8_t op = 0;
     uint16_t param = 0;   // a parameter's schema position, or the warp size
@@ -192,6 +206,14 @@ class LaunchProgram {
   bool append(const KernelExpression& e, const LaunchInputs& in,
               Instruction last);
   std::vector<Instruction> code_;
+  struct Input {
+    enum class Kind : uint8_t { scalar, shape, stride };
+    Kind kind = Kind::scalar;
+    uint16_t param = 0;
+    int64_t dimension = 0;  // shape and stride
+  };
+  std::vector<Input> inputs_;
+  uint32_t input_words_ = 0;  // a scalar reads two: its kind and bits
 };
 
 }  // namespace jitwarm::gpu

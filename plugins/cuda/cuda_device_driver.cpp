@@ -211,6 +211,22 @@ CUcontext CudaDeviceDriver::primary_context(int32_t device) {
   });
 }
 
+bool CudaDeviceDriver::is_active_primary_context(int32_t device,
+                                                 CUcontext context) {
+  // Retaining an inactive primary context would create it (and take device
+  // memory) for a host that never used it: only an active one is compared.
+  CUdevice handle = 0;
+  unsigned int flags = 0;
+  int active = 0;
+  if (api_->cuDeviceGet(&handle, device) != CUDA_SUCCESS ||
+      api_->cuDevicePrimaryCtxGetState(handle, &flags, &active) !=
+          CUDA_SUCCESS ||
+      active == 0) {
+    return false;
+  }
+  return primary_context(device) == context;
+}
+
 const gpu::DeviceLimits& CudaDeviceDriver::limits(int32_t device) {
   require_device(device);
   return limits_.get(device, [&] {
@@ -272,6 +288,8 @@ gpu::LoadedKernel CudaDeviceDriver::load_kernel(
   gpu::LoadedKernel loaded;
   loaded.context = context;
   loaded.limits = limits(device);
+  loaded.context_retained =
+      is_default_stream(stream) || is_active_primary_context(device, context);
   const LoadedModule module = modules_.find_or_load(module_key, [&] {
     const ScopedContext scope(
         *api_, context, [&](CUresult result, const char* call) {
@@ -363,8 +381,8 @@ gpu::LaunchContext CudaDeviceDriver::launch_context(int32_t device,
   return {context, id};
 }
 
-void CudaDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
-                              void* stream) {
+bool CudaDeviceDriver::launch(const gpu::ConfiguredLaunch& launch, void* stream,
+                              gpu::StreamContext stream_context) {
   require_initialized();
   if (launch.kernel == nullptr || launch.kernel->function == nullptr ||
       launch.arguments == nullptr) {
@@ -376,24 +394,36 @@ void CudaDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
   const auto for_launch = [&] {
     return "for " + std::string(launch.what) + " (" + g.text() + ")";
   };
-  // Most callers already have the launch's context current (torch keeps the
-  // current device's primary context current): then no push and pop.
-  const auto context = static_cast<CUcontext>(launch.kernel->context);
-  CUcontext current = nullptr;
-  const bool switch_context =
-      api_->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context;
+  // A launch on a stream runs in the stream's context whatever context is
+  // current (test_cuda_launch.cpp, "a stream of a context that is not
+  // current"), so only the default stream, which is the current context's,
+  // may need the kernel's context pushed; an assumed context is tried as
+  // it is and refused by the driver when it is not the stream's.
   std::optional<ScopedContext> scope;
-  if (switch_context) {
-    scope.emplace(*api_, context, [&](CUresult result, const char* call) {
-      fail(result, call, for_launch(), JW_ERROR_LAUNCH_FAILED);
-    });
+  if (stream_context == gpu::StreamContext::known &&
+      is_default_stream(stream)) {
+    const auto context = static_cast<CUcontext>(launch.kernel->context);
+    CUcontext current = nullptr;
+    if (api_->cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context) {
+      scope.emplace(*api_, context, [&](CUresult result, const char* call) {
+        fail(result, call, for_launch(), JW_ERROR_LAUNCH_FAILED);
+      });
+    }
   }
-  check(api_->cuLaunchKernel(static_cast<CUfunction>(launch.kernel->function),
-                             g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y,
-                             g.block.z, g.shared_memory_bytes,
-                             static_cast<CUstream>(stream),
-                             launch.arguments->parameters(), nullptr),
-        "cuLaunchKernel", JW_ERROR_LAUNCH_FAILED, for_launch);
+  const CUresult result = api_->cuLaunchKernel(
+      static_cast<CUfunction>(launch.kernel->function), g.grid.x, g.grid.y,
+      g.grid.z, g.block.x, g.block.y, g.block.z, g.shared_memory_bytes,
+      static_cast<CUstream>(stream), launch.arguments->parameters(), nullptr);
+  if (result == CUDA_SUCCESS) return true;
+  // The driver's answer to a function of another context than the
+  // stream's (or, on the default stream, than the current one, or none):
+  // nothing was launched, and the error does not stick.
+  if (stream_context == gpu::StreamContext::assumed &&
+      (result == CUDA_ERROR_INVALID_HANDLE ||
+       result == CUDA_ERROR_INVALID_CONTEXT)) {
+    return false;
+  }
+  fail(result, "cuLaunchKernel", for_launch(), JW_ERROR_LAUNCH_FAILED);
 }
 
 void* CudaDeviceDriver::allocate(int32_t device, std::size_t bytes) {

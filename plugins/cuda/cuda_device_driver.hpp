@@ -41,6 +41,7 @@ struct CudaDriverApi {
   X(cuDeviceGetAttribute)           \
   X(cuDevicePrimaryCtxRetain)       \
   X(cuDevicePrimaryCtxRelease)      \
+  X(cuDevicePrimaryCtxGetState)     \
   X(cuCtxPushCurrent)               \
   X(cuCtxPopCurrent)                \
   X(cuCtxGetCurrent)                \
@@ -86,7 +87,8 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   gpu::LoadedKernel load_kernel(int32_t device, void* stream,
                                 const gpu::ArtifactRef& artifact) override;
   gpu::LaunchContext launch_context(int32_t device, void* stream) override;
-  void launch(const gpu::ConfiguredLaunch& launch, void* stream) override;
+  bool launch(const gpu::ConfiguredLaunch& launch, void* stream,
+              gpu::StreamContext stream_context) override;
   void* allocate(int32_t device, std::size_t bytes) override;
   void free_memory(int32_t device, void* pointer) override;
   void copy(int32_t device, void* dst, const void* src, std::size_t bytes,
@@ -120,7 +122,14 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   // cuInit once; throws JW_ERROR_NO_DEVICE when there is no usable driver.
   void require_initialized();
   void require_device(int32_t device);
+  // The device's primary context, retained by this driver until
+  // release_all() (so its handle and modules stay valid while it lives,
+  // unless the host resets it: cuDevicePrimaryCtxReset leaves that to the
+  // caller).
   CUcontext primary_context(int32_t device);
+  // Whether `context` is the device's primary context, active already; if
+  // so, this driver retains it too.
+  bool is_active_primary_context(int32_t device, CUcontext context);
   const gpu::DeviceLimits& limits(int32_t device);
   // "CUDA_ERROR_X: text".
   std::string error_text(CUresult result) const;

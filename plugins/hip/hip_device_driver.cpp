@@ -311,8 +311,10 @@ gpu::LaunchContext HipDeviceDriver::launch_context(int32_t device,
   return {nullptr, static_cast<uint64_t>(device)};
 }
 
-void HipDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
-                             void* stream) {
+bool HipDeviceDriver::launch(const gpu::ConfiguredLaunch& launch, void* stream,
+                             gpu::StreamContext /*stream_context*/) {
+  // Always known: HIP's kernels are loaded per device, never with
+  // context_retained, so no context is assumed.
   require_initialized();
   if (launch.kernel == nullptr || launch.kernel->function == nullptr ||
       launch.arguments == nullptr) {
@@ -337,6 +339,7 @@ void HipDeviceDriver::launch(const gpu::ConfiguredLaunch& launch,
             g.shared_memory_bytes, static_cast<hipStream_t>(stream),
             launch.arguments->parameters(), nullptr),
         "hipModuleLaunchKernel", JW_ERROR_LAUNCH_FAILED, for_launch);
+  return true;
 }
 
 void* HipDeviceDriver::allocate(int32_t device, std::size_t bytes) {

@@ -83,7 +83,8 @@ class HipDeviceDriver final : public gpu::DeviceDriver {
   gpu::LoadedKernel load_kernel(int32_t device, void* stream,
                                 const gpu::ArtifactRef& artifact) override;
   gpu::LaunchContext launch_context(int32_t device, void* stream) override;
-  void launch(const gpu::ConfiguredLaunch& launch, void* stream) override;
+  bool launch(const gpu::ConfiguredLaunch& launch, void* stream,
+              gpu::StreamContext stream_context) override;
   void* allocate(int32_t device, std::size_t bytes) override;
   void free_memory(int32_t device, void* pointer) override;
   void copy(int32_t device, void* dst, const void* src, std::size_t bytes,

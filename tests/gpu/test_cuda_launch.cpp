@@ -26,6 +26,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -929,6 +930,102 @@ TEST_CASE(
   }
   CHECK(api.stream_destroy(stream) == 0);
   CHECK(api.ctx_destroy(own) == 0);
+  CHECK(api.primary_ctx_release(0) == 0);
+}
+
+TEST_CASE(
+    "given a key last launched in the primary context, when it is launched "
+    "on a stream of another context, captured or not, or on the default "
+    "stream with another context current, then each runs where it belongs") {
+  // A launch first tries the context its key last ran in, when that is a
+  // primary context, without asking which context the stream is in; the
+  // driver refuses the function for a stream of another context, and the
+  // launch then looks the stream's context up. The refusal must leave a
+  // capture of that stream intact.
+  const driver::Api api;
+  driver::Context primary = nullptr;
+  REQUIRE(api.primary_ctx_retain(&primary, 0) == 0);
+  driver::Stream primary_stream = nullptr;
+  REQUIRE(api.ctx_set_current(primary) == 0);
+  REQUIRE(api.stream_create(&primary_stream, 0) == 0);
+  driver::Context own = nullptr;
+  REQUIRE(api.ctx_create(&own, 0, 0) == 0);  // and makes it current
+  driver::Stream own_stream = nullptr;
+  REQUIRE(api.stream_create(&own_stream, 0) == 0);
+  {
+    // Buffers of each context (each its own allocations).
+    REQUIRE(api.ctx_set_current(primary) == 0);
+    std::optional<driver::ExpandOnDevice> primary_buffers(std::in_place, api);
+    driver::ExpandOnDevice& in_primary = *primary_buffers;
+    in_primary.max_tokens = 7;  // a key no other test launches
+    REQUIRE(api.ctx_set_current(own) == 0);
+    std::optional<driver::ExpandOnDevice> own_buffers(std::in_place, api);
+    driver::ExpandOnDevice& in_own = *own_buffers;
+    in_own.max_tokens = 7;
+    const std::vector<int32_t> expected{0, 0, 9, 9, 9, 0};
+    const auto run_in_primary = [&] {
+      REQUIRE(api.ctx_set_current(primary) == 0);
+      in_primary.clear_output();
+      in_primary.launch(primary_stream);
+      REQUIRE(api.stream_synchronize(primary_stream) == 0);
+      CHECK(in_primary.read_output() == expected);
+    };
+    SUBCASE("a stream of another context") {
+      run_in_primary();
+      REQUIRE(api.ctx_set_current(own) == 0);
+      in_own.clear_output();
+      in_own.launch(own_stream);
+      REQUIRE(api.stream_synchronize(own_stream) == 0);
+      CHECK(in_own.read_output() == expected);
+      run_in_primary();  // and back
+    }
+    SUBCASE("a captured stream of another context") {
+      run_in_primary();
+      REQUIRE(api.ctx_set_current(own) == 0);
+      in_own.clear_output();
+      REQUIRE(api.begin_capture(own_stream, driver::Api::kCaptureModeGlobal) ==
+              0);
+      std::string launch_error;
+      try {
+        in_own.launch(own_stream);
+      } catch (const std::exception& error) {
+        launch_error = error.what();
+      }
+      driver::Api::Graph graph = nullptr;
+      const driver::Result ended = api.end_capture(own_stream, &graph);
+      CHECK_MESSAGE(launch_error.empty(), launch_error);
+      REQUIRE(ended == 0);
+      driver::Api::GraphExec exec = nullptr;
+      REQUIRE(api.graph_instantiate(&exec, graph, 0) == 0);
+      REQUIRE(api.graph_launch(exec, own_stream) == 0);
+      REQUIRE(api.stream_synchronize(own_stream) == 0);
+      CHECK(in_own.read_output() == expected);
+      CHECK(api.graph_exec_destroy(exec) == 0);
+      CHECK(api.graph_destroy(graph) == 0);
+      run_in_primary();
+    }
+    SUBCASE("the default stream with another context current") {
+      // The default stream's launch runs in the primary context of the
+      // tensors' device (the plugin pushes it).
+      run_in_primary();
+      REQUIRE(api.ctx_set_current(primary) == 0);
+      in_primary.clear_output();
+      REQUIRE(api.ctx_set_current(own) == 0);
+      in_primary.launch(nullptr);
+      REQUIRE(api.ctx_set_current(primary) == 0);
+      REQUIRE(api.stream_synchronize(nullptr) == 0);
+      CHECK(in_primary.read_output() == expected);
+    }
+    // Each context's buffers are freed with it current.
+    REQUIRE(api.ctx_set_current(own) == 0);
+    own_buffers.reset();
+    REQUIRE(api.ctx_set_current(primary) == 0);
+    primary_buffers.reset();
+  }
+  CHECK(api.stream_destroy(own_stream) == 0);
+  CHECK(api.ctx_destroy(own) == 0);
+  REQUIRE(api.ctx_set_current(primary) == 0);
+  CHECK(api.stream_destroy(primary_stream) == 0);
   CHECK(api.primary_ctx_release(0) == 0);
 }
 

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <thread>
 
 using jitwarm::gpu::DeviceLimits;
 using jitwarm::gpu::ExprLet;
@@ -744,4 +745,152 @@ TEST_CASE(
   }
   // Every expression above is one the program can express.
   CHECK(compiled == static_cast<int>(texts.size()));
+}
+
+TEST_CASE(
+    "given a plan cache, when launches repeat a shape, change it and come "
+    "back, then each plans as without the cache, and arguments that fail a "
+    "check still fail after a launch that passed") {
+  // The cache keeps the last run's results for a launch whose reads (the
+  // shapes of x and cu_num_tokens, replace_to) are the same.
+  TestKey key(ks::kExpand);
+  key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
+  const auto inst = jitwarm::gpu::instantiate_kernel(key.view(), cuda_target());
+  const KeyParams params(key.view(), key.kernel());
+  jitwarm::gpu::LaunchPlanCache cache;
+  struct Launch {
+    int64_t requests;
+    int64_t cu_num_tokens;
+    int64_t replace_to;
+  };
+  const auto args_of = [](const Launch& l) {
+    TestArgs args(ks::kExpand);
+    args.tensor("output", JW_DTYPE_INT32, {l.requests * 40})
+        .tensor("x", JW_DTYPE_INT32, {l.requests})
+        .tensor("cu_num_tokens", JW_DTYPE_INT32, {l.cu_num_tokens})
+        .integer("replace_from", 5)
+        .integer("replace_to", l.replace_to)
+        .constant("MAX_NUM_TOKENS", 40);
+    return args;
+  };
+  const std::vector<Launch> launches{
+      {10, 10, 0},         {10, 10, 0}, {10, 10, 0}, {100000, 100000, 0},
+      {100000, 100000, 0}, {10, 10, 0}, {10, 12, 0}, {10, 10, 7},
+      {10, 10, 7},         {3, 3, 0},   {0, 0, 0},   {0, 0, 0},
+      {10, 10, 0}};
+  for (const Launch& l : launches) {
+    CAPTURE(l.requests);
+    CAPTURE(l.cu_num_tokens);
+    CAPTURE(l.replace_to);
+    TestArgs args = args_of(l);
+    const auto with =
+        plan_launch(inst, params, args.values(), h100_like(), &cache);
+    const auto without = plan_launch(inst, params, args.values(), h100_like());
+    CHECK(with.geometry.block.x == without.geometry.block.x);
+    CHECK(with.geometry.block.y == without.geometry.block.y);
+    CHECK(with.geometry.grid.x == without.geometry.grid.x);
+    REQUIRE(with.extra_count == without.extra_count);
+    CHECK(with.extra[0].value == l.requests);  // B, per launch
+  }
+  // After a remembered pass: a cu_num_tokens shorter than x, then a
+  // replace_to that int32 cannot hold, each with the same shapes as a
+  // launch that passed before it.
+  for (const Launch& bad :
+       {Launch{10, 5, 0}, Launch{10, 10, int64_t{1} << 40}}) {
+    TestArgs good = args_of(Launch{10, 10, 0});
+    plan_launch(inst, params, good.values(), h100_like(), &cache);
+    TestArgs args = args_of(bad);
+    const std::string message = error_message(
+        [&] { plan_launch(inst, params, args.values(), h100_like(), &cache); });
+    CHECK(
+        message.find(bad.cu_num_tokens < 10 ? "cu_num_tokens" : "replace_to") !=
+        std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "given threads launching one prepared kernel with shapes of their own, "
+    "then each launch plans for its own arguments") {
+  // The cache's last results are shared: a launch must never take another
+  // thread's (a torn or stale memo is discarded, not used).
+  TestKey key(ks::kExpand);
+  key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
+  const auto inst = jitwarm::gpu::instantiate_kernel(key.view(), cuda_target());
+  const KeyParams params(key.view(), key.kernel());
+  jitwarm::gpu::LaunchPlanCache cache;
+  constexpr int kThreads = 4;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const int64_t requests = 1000 * (t + 1) + t;
+      TestArgs args = expand_args(requests * 40, requests, requests);
+      const auto expected =
+          plan_launch(inst, params, args.values(), h100_like());
+      for (int i = 0; i < 2000; ++i) {
+        const auto got =
+            plan_launch(inst, params, args.values(), h100_like(), &cache);
+        if (got.extra[0].value != requests ||
+            got.geometry.grid.x != expected.geometry.grid.x) {
+          failures[t] = "launch " + std::to_string(i) +
+                        " planned B = " + std::to_string(got.extra[0].value) +
+                        ", grid.x " + std::to_string(got.geometry.grid.x);
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK_MESSAGE(failures[t].empty(), failures[t]);
+  }
+}
+
+TEST_CASE(
+    "given a LaunchProgram, then it lists what it reads of the arguments, "
+    "each once, and declines when a dimension it reads is computed") {
+  const std::vector<ExprParam> params{
+      {"x", JW_PARAM_TENSOR}, {"n", JW_PARAM_INT}, {"s", JW_PARAM_SCALAR}};
+  const ExprNames names{params, {}};
+  jw_tensor x{};
+  x.struct_size = sizeof(jw_tensor);
+  x.meta.dtype = JW_DTYPE_FLOAT32;
+  x.meta.rank = 2;
+  x.meta.shape[0] = 6;
+  x.meta.shape[1] = 4;
+  std::vector<jw_arg_value> args(3);
+  for (auto& a : args) a.struct_size = sizeof(jw_arg_value);
+  args[0].kind = JW_VALUE_TENSOR;
+  args[0].value.tensor = &x;
+  args[1].kind = args[2].kind = JW_VALUE_SCALAR;
+  args[1].value.scalar.kind = args[2].value.scalar.kind = JW_SCALAR_INT;
+  args[1].value.scalar.value.i = 1;
+  args[2].value.scalar.value.i = 9;
+  const DeviceLimits limits = h100_like();
+  LaunchInputs in;
+  in.args = args;
+  in.limits = &limits;
+  const auto program_of = [&](std::string_view text) {
+    LaunchProgram program;
+    REQUIRE(program.store(
+        KernelExpression::parse(text, names, ExprScope::launch), in, 0));
+    return program;
+  };
+  // n twice, shape(x, 0) twice, stride(x, 0) once: 2 + 1 + 1 words.
+  LaunchProgram reads =
+      program_of("n * shape(x, 0) + n + shape(x, 0) + stride(x, 0)");
+  REQUIRE(reads.index_inputs(16));
+  CHECK(reads.input_words() == 4);
+  std::array<int64_t, 4> words{};
+  REQUIRE(reads.read_inputs(args, words));
+  CHECK(words == std::array<int64_t, 4>{JW_SCALAR_INT, 1, 6, 4});
+  CHECK_FALSE(reads.index_inputs(3));  // more words than allowed
+  // A dimension it computes: what it reads depends on n.
+  LaunchProgram computed = program_of("shape(x, n) + 1");
+  CHECK_FALSE(computed.index_inputs(16));
+  // fits_dtype reads the scalar's kind and bits.
+  LaunchProgram fits = program_of("fits_dtype(s, x)");
+  REQUIRE(fits.index_inputs(16));
+  CHECK(fits.input_words() == 2);
 }

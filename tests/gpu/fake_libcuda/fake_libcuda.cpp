@@ -49,6 +49,9 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext*, CUdevice) {
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) {
   return kNoDevice;
 }
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice, unsigned int*, int*) {
+  return kNoDevice;
+}
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext) {
   return kNoDevice;
 }
