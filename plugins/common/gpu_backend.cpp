@@ -114,11 +114,25 @@ RtcProgram GpuBackend::program_for(const KernelInstantiation& instantiation,
         RtcHeader{std::string(header->name), std::string(header->text)});
   }
   program.name_expressions.push_back(instantiation.name_expression());
-  program.options = require_compiler().options_for(target);
+  program.options = options_of(*instantiation.descriptor, target);
   for (std::string& define : instantiation.define_options()) {
     program.options.push_back(std::move(define));
   }
   return program;
+}
+
+std::vector<std::string> GpuBackend::options_of(
+    const KernelDescriptor& descriptor, const GpuTarget& target) const {
+  const RtcCompiler& compiler = require_compiler();
+  std::vector<std::string> options = compiler.options_for(target);
+  // A built-in kernel's sources are the backend's own (a kernel from source
+  // brings files that may include more).
+  if (descriptor.sources.empty()) {
+    if (std::string own = compiler.own_headers_option(); !own.empty()) {
+      options.push_back(std::move(own));
+    }
+  }
+  return options;
 }
 
 namespace {
@@ -331,7 +345,7 @@ std::string GpuBackend::describe(const Descriptor& descriptor,
   text += "\nname expression: " + instantiation.name_expression() + "\n";
   text += "template arguments:\n" + instantiation.explain();
   if (compiler_ != nullptr) {
-    text += "options: " + joined(compiler_->options_for(target)) + "\n";
+    text += "options: " + joined(options_of(*descriptor, target)) + "\n";
     text += "compiler: " + compiler_->identity_for(target) + "\n";
   } else {
     text += "compiler: " + description_.compiler_label +

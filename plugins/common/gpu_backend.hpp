@@ -139,6 +139,9 @@ class GpuBackend {
   // The program a key compiles (source, headers, name expression, options).
   RtcProgram program_for(const KernelInstantiation& instantiation,
                          const GpuTarget& target) const;
+  // The compiler's options for a descriptor's programs for `target`.
+  std::vector<std::string> options_of(const KernelDescriptor& descriptor,
+                                      const GpuTarget& target) const;
   GpuTarget parse_target(const jw_compile_key_view& key) const;
   const GpuBackendDescription& description() const { return description_; }
   bool can_compile() const { return compiler_ != nullptr; }

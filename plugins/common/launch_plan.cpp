@@ -654,7 +654,7 @@ bool LaunchPlanCache::recall(std::span<const int64_t> inputs,
   // The words were read before the version is read again.
   std::atomic_thread_fence(std::memory_order_acquire);
   if (memo_version_.load(std::memory_order_relaxed) != before) return false;
-  std::memcpy(&plan, words.data(), sizeof(LaunchPlan));
+  std::memcpy(static_cast<void*>(&plan), words.data(), sizeof(LaunchPlan));
   return true;
 }
 

@@ -68,6 +68,10 @@ class RtcCompiler {
   // and shown by describe()).
   virtual std::vector<std::string> options_for(
       const GpuTarget& target) const = 0;
+  // An option for a program that includes only jitwarm's own headers (the
+  // built-in kernels: plugins/common/kernels), which the compiler may then
+  // compile with fewer declarations of its own; empty for none.
+  virtual std::string own_headers_option() const { return {}; }
   // How many keys for `target` this compiler takes best in one batch (a
   // program of several name expressions); 0: no preference (the core's
   // default). jw_kernel_impl.preferred_batch_size.

@@ -47,6 +47,16 @@ int arch_number(std::string_view arch) {
   return number;
 }
 
+// `options` less --split-compile, for a program that would not use it.
+std::vector<std::string> without_split(
+    const std::vector<std::string>& options) {
+  std::vector<std::string> kept;
+  for (const std::string& option : options) {
+    if (option.rfind("--split-compile", 0) != 0) kept.push_back(option);
+  }
+  return kept;
+}
+
 }  // namespace
 
 #define JW_NVRTC_FUNCTION(name) name(library, #name)
@@ -196,6 +206,15 @@ std::vector<std::string> NvrtcCompiler::options_for(
   return options;
 }
 
+std::string NvrtcCompiler::own_headers_option() const {
+  // NVRTC 12.4 and later: without the CUDA runtime's, texture and device
+  // runtime declarations, which a program of jitwarm's own headers does not
+  // use. The front end of an expand key takes 8 ms instead of 12 on the CI
+  // machine, and a first compile on the H200 host 62 ms instead of 79
+  // (medians, docs/results/compile-throughput.md); the code is the same.
+  return major_ > 12 || (major_ == 12 && minor_ >= 4) ? "-minimal" : "";
+}
+
 void NvrtcCompiler::check_arch_supported(const gpu::GpuTarget& target) const {
   const int number = arch_number(target.arch);
   if (std::find(supported_.begin(), supported_.end(), number) !=
@@ -268,25 +287,31 @@ gpu::CompiledProgram NvrtcCompiler::compile(
   if (program.name_expressions.size() > 1 && links_apart(target)) {
     return compile_linked_apart(program, target);
   }
-  return run_nvrtc(
-      program, program.options,
-      [&](nvrtcProgram compiled, gpu::CompiledProgram& result) {
-        std::size_t size = 0;
-        if (target.binary_format == "cubin") {
-          check(api_.nvrtcGetCUBINSize(compiled, &size), "nvrtcGetCUBINSize");
-          result.binary.resize(size);
-          check(api_.nvrtcGetCUBIN(compiled, result.binary.data()),
-                "nvrtcGetCUBIN");
-        } else {
-          // Kept NUL-terminated (the size includes it): cuModuleLoadData
-          // reads PTX as a C string.
-          check(api_.nvrtcGetPTXSize(compiled, &size), "nvrtcGetPTXSize");
-          result.binary.resize(size);
-          check(api_.nvrtcGetPTX(compiled, result.binary.data()),
-                "nvrtcGetPTX");
-        }
-        result.format = target.binary_format;
-      });
+  const auto take_binary = [&](nvrtcProgram compiled,
+                               gpu::CompiledProgram& result) {
+    std::size_t size = 0;
+    if (target.binary_format == "cubin") {
+      check(api_.nvrtcGetCUBINSize(compiled, &size), "nvrtcGetCUBINSize");
+      result.binary.resize(size);
+      check(api_.nvrtcGetCUBIN(compiled, result.binary.data()),
+            "nvrtcGetCUBIN");
+    } else {
+      // Kept NUL-terminated (the size includes it): cuModuleLoadData
+      // reads PTX as a C string.
+      check(api_.nvrtcGetPTXSize(compiled, &size), "nvrtcGetPTXSize");
+      result.binary.resize(size);
+      check(api_.nvrtcGetPTX(compiled, result.binary.data()), "nvrtcGetPTX");
+    }
+    result.format = target.binary_format;
+  };
+  if (program.name_expressions.size() == 1) {
+    // One kernel leaves --split-compile nothing to split, and starting its
+    // threads cost a first launch's compile about 10 ms on the H200 host's
+    // 16 cores (docs/results/compile-throughput.md). The kernel's code is
+    // the same without it; only ptxas's note of its options differs.
+    return run_nvrtc(program, without_split(program.options), take_binary);
+  }
+  return run_nvrtc(program, program.options, take_binary);
 }
 
 gpu::CompiledProgram NvrtcCompiler::compile_linked_apart(
@@ -295,10 +320,7 @@ gpu::CompiledProgram NvrtcCompiler::compile_linked_apart(
   // expression once and stops at LTO IR; nvJitLink then optimizes and
   // assembles each kernel alone, the kernels on threads of their own (what
   // --split-compile did for the shared cubin, so it is left out here).
-  std::vector<std::string> options;
-  for (const std::string& option : program.options) {
-    if (option.rfind("--split-compile", 0) != 0) options.push_back(option);
-  }
+  std::vector<std::string> options = without_split(program.options);
   options.emplace_back("-dlto");
   std::string ltoir;
   gpu::CompiledProgram result = run_nvrtc(

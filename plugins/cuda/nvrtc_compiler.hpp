@@ -84,6 +84,7 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   std::string identity_for(const gpu::GpuTarget& target) const override;
   std::vector<std::string> options_for(
       const gpu::GpuTarget& target) const override;
+  std::string own_headers_option() const override;
   // A program of several name expressions (a batch) compiles once to LTO
   // IR (-dlto) and each kernel is linked into a cubin of its own, on up to
   // compile_threads() threads, when links_apart(target); any other program

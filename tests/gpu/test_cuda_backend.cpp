@@ -74,6 +74,19 @@ bool splits_compiles(const NvrtcCompiler& nvrtc) {
          (nvrtc.major_version() == 12 && nvrtc.minor_version() >= 8);
 }
 
+// The options ptxas recorded in a cubin (its .note.nv.tkinfo note), or
+// empty when it has none.
+std::string ptxas_note(const std::string& cubin) {
+  const auto elf = gpu::read_elf(cubin);
+  if (!elf) return {};
+  for (const gpu::ElfSection& section : elf->sections) {
+    if (section.name == ".note.nv.tkinfo") {
+      return cubin.substr(section.offset, section.size);
+    }
+  }
+  return {};
+}
+
 GpuBackend::Descriptor builtin(std::string_view kernel) {
   for (const GpuBackend::Descriptor& descriptor : gpu::builtin_descriptors()) {
     if (descriptor->kernel_name == kernel) return descriptor;
@@ -323,6 +336,70 @@ TEST_CASE(
     CHECK(single->fingerprint(scalar.view()) !=
           split->fingerprint(scalar.view()));
   }
+}
+
+TEST_CASE(
+    "given one key, then it compiles without --split-compile (one kernel has "
+    "nothing to split), and a batch on one shared cubin keeps it") {
+  // ptxas notes its options in the cubin: what NVRTC was really asked.
+  auto one_kernel = make_backend();
+  if (!splits_compiles(
+          *static_cast<const NvrtcCompiler*>(one_kernel->compiler()))) {
+    return;  // no --split-compile before NVRTC 12.8
+  }
+  TestKey key(ks::kSiluAndMul);
+  key.all_aligned(false);
+  const auto alone = one_kernel->compile(key.view());
+  const std::string note = ptxas_note(alone->binary);
+  REQUIRE_MESSAGE(note.find("-arch sm_90") != std::string::npos, note);
+  CHECK(note.find("split-compile") == std::string::npos);
+  // The fingerprint still names the setting (a batch uses it).
+  CHECK(one_kernel->fingerprint(key.view()).find("--split-compile=0") !=
+        std::string::npos);
+  // A batch that is not linked per kernel (fast compile: one shared cubin)
+  // is split.
+  auto fast = open_nvrtc();
+  fast->set_fast_compile("mid");
+  auto batches = make_backend(gpu::embedded_kernel_sources(), std::move(fast));
+  TestKey other(ks::kSiluAndMul);
+  other.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
+  const std::vector<const jw_compile_key_view*> keys{&key.view(),
+                                                     &other.view()};
+  const auto results = batches->compile_batch(builtin(ks::kSiluAndMul), keys);
+  REQUIRE(results.size() == 2);
+  REQUIRE(results[0].compiled != nullptr);
+  CHECK(ptxas_note(results[0].compiled->binary).find("split-compile") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "given a built-in kernel, then NVRTC compiles it with -minimal (its "
+    "sources include only jitwarm's headers), and a kernel from source "
+    "without it") {
+  auto backend = make_backend();
+  const auto* nvrtc = static_cast<const NvrtcCompiler*>(backend->compiler());
+  const bool minimal =
+      nvrtc->major_version() > 12 ||
+      (nvrtc->major_version() == 12 && nvrtc->minor_version() >= 4);
+  const gpu::GpuTarget target = jitwarm::cuda::parse_cuda_target("cuda:sm_90");
+  const GpuBackend::Descriptor expand = builtin(ks::kExpand);
+  const auto has_minimal = [](const std::vector<std::string>& options) {
+    return std::count(options.begin(), options.end(), "-minimal") == 1;
+  };
+  CHECK(has_minimal(backend->options_of(*expand, target)) == minimal);
+  // The same descriptor as a kernel from source (its files its own).
+  gpu::KernelDescriptor from_source = *expand;
+  const auto embedded = gpu::embedded_kernel_sources();
+  from_source.sources = embedded;
+  CHECK_FALSE(has_minimal(backend->options_of(from_source, target)));
+  // What the key's fingerprint and describe() say, and it compiles.
+  TestKey key(ks::kExpand);
+  CHECK((backend->fingerprint(key.view()).find("-minimal") !=
+         std::string::npos) == minimal);
+  CHECK((backend->describe(key.view()).find("-minimal") != std::string::npos) ==
+        minimal);
+  const auto compiled = backend->compile(key.view());
+  CHECK(defines_function(compiled->binary, compiled->entry_point));
 }
 
 TEST_CASE(
