@@ -9,7 +9,8 @@ then divides what the launch path executed by the launches it made:
 
 The core's share is RuntimeImpl::launch less the compiles of first launches
 (prepare) and less the plugin call; the plugin's share is that call (its
-driver calls included, a few instructions each in the null driver). The
+driver calls included, a few instructions each in the null driver); their
+parts are given per call (a part a hit skips shows few calls). The
 benchmark's own loop and timing are outside both. Needs valgrind.
 """
 import os
@@ -76,23 +77,31 @@ def main():
     plugin_total, launches = callee(launch, "impl_launch_prepared(")
     if launches == 0:
         raise SystemExit("launch_instructions: no prepared launch in the profile")
-    prepare, _ = callee(launch, "RuntimeImpl::prepare(")
+    # The compiles of first launches happen below find_or_prepare; the
+    # bench's "signature + lookup" row calls it too (find_prepared), so its
+    # parts are given per call, not per launch.
+    lookup = find(table, "RuntimeImpl::find_or_prepare(", "PreparedLaunchTable::recall(")
+    prepare, _ = callee(lookup, "RuntimeImpl::prepare(")
     core = (launch[0] - prepare - plugin_total) / launches
     print(f"host instructions per prepared launch of expand ({launches} launches, callgrind, null driver):")
     print(f"  core    {core:6.0f}")
-    for label, fragment in (("signature and validation", "specialize_arguments("),
-                            ("lookup", "PreparedLaunchTable::find("),
-                            ("platform", "RuntimeImpl::resolve(")):
-        cost, _ = callee(launch, fragment)
-        print(f"    {label:<26}{cost / launches:6.0f}")
-    gpu = find(table, "GpuBackend::launch_prepared(jitwarm::gpu::GpuBackend::PreparedLaunch", "plan_launch(")
+
+    def per_call(block, label, fragment):
+        cost, calls = callee(block, fragment)
+        note = f"per call, {calls} calls" if calls else "not called"
+        print(f"    {label:<26}{cost / calls if calls else 0:6.0f}   ({note})")
+
+    per_call(launch, "platform", "RuntimeImpl::resolve(")
+    per_call(lookup, "the last arguments' launch", "PreparedLaunchTable::recall(")
+    per_call(lookup, "argument image (a miss)", "ArgumentImage::capture(")
+    per_call(lookup, "signature and validation", "specialize_arguments(")
+    per_call(lookup, "lookup by signature", "PreparedLaunchTable::find(")
+    gpu = find(table, "GpuBackend::launch_prepared(jitwarm::gpu::GpuBackend::PreparedLaunch", "ArgumentPacking::pack(")
     print(f"  plugin  {plugin_total / launches:6.0f}")
     for label, fragment in (("launch plan", "plan_launch("), ("argument packing", "ArgumentPacking::pack("),
                             ("stream's context", "launch_context("), ("driver launch", "CudaDeviceDriver::launch(")):
-        cost, _ = callee(gpu, fragment)
-        print(f"    {label:<26}{cost / launches:6.0f}")
+        per_call(gpu, label, fragment)
     print(f"  total   {core + plugin_total / launches:6.0f}")
-
 
 if __name__ == "__main__":
     main()

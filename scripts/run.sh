@@ -137,14 +137,16 @@ test_job() {
   logs+=(build-asan/meson-logs/testlog.json)
   times+=("build-asan  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
 
-  echo "== build-tsan: ThreadSanitizer on the registry, compile cache, remote cache and runtime"
+  echo "== build-tsan: ThreadSanitizer on the registry, compile cache, remote cache, runtime and launch memo"
   start=$SECONDS
   configure build-tsan "${fast[@]}" -Db_sanitize=thread -Db_lundef=false \
     -Dbench=false -Dexamples=false -Dpython=disabled
   # The remote cache's tests warm the kernel set on the CPU reference too.
-  local tsan_tests=(unit-registry unit-compile_cache unit-runtime unit-remote_cache)
+  local tsan_tests=(unit-registry unit-compile_cache unit-runtime unit-remote_cache
+    unit-last_result_memo)
   ninja -C build-tsan -j"$jobs" tests/unit/test_registry tests/unit/test_compile_cache \
-    tests/unit/test_runtime tests/unit/test_remote_cache tests/plugins/libjitwarm-fake-good.so \
+    tests/unit/test_runtime tests/unit/test_remote_cache tests/unit/test_last_result_memo \
+    tests/plugins/libjitwarm-fake-good.so \
     tests/plugins/batches/libjitwarm-fake-batches.so \
     plugins/reference-cpu/libjitwarm-reference-cpu.so || echo "== build-tsan: BUILD FAILED"
   built=$SECONDS

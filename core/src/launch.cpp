@@ -1,13 +1,17 @@
 // The launch path, top to bottom (DESIGN.md "The launch path"):
 //   1. enter the registry's readers and load the kernel's state (I2);
 //   2. take the platform's winner (the default platform when none is named);
-//   3. compute the argument signature: every check on the arguments, once,
-//      and the facts their key holds, without allocating;
-//   4. find the prepared launch of (signature, device) without a lock; on a
-//      miss, prepare() it: derive the key, compile through the cache (past
-//      the JIT monitor), let the implementation prepare, publish;
+//   3. take the arguments' image (argument_image.hpp); when it is the last
+//      launch's, that launch's prepared launch is this one's: skip 4;
+//   4. compute the argument signature: every check on the arguments, once,
+//      and the facts their key holds, without allocating; find the prepared
+//      launch of (signature, device) without a lock; on a miss, prepare()
+//      it: derive the key, compile through the cache (past the JIT
+//      monitor), let the implementation prepare, publish; keep the image
+//      with it;
 //   5. put the arguments in the implementation's order, defaults filled in;
 //   6. call the implementation's launch_prepared (or launch).
+// (Steps 3 and 4 are find_or_prepare.)
 // A hit takes no lock, allocates nothing (for schemas of up to
 // ArgumentSignature::kInlineParams parameters) and builds no text: messages
 // are made only on the way out with an error.
@@ -93,16 +97,9 @@ void RuntimeImpl::launch(const KernelSlot& slot,
   const KernelSchema& schema = *state.schema;
   // 2.
   const KernelState::Platform& entry = resolve(state, &platform);
-  // 3.
-  ArgumentSignature signature;
-  specialize_arguments(schema, args, ArgumentUse::launch, signature);
-  // 4.
-  const PreparedLaunch* prepared = entry.prepared->find(signature, device);
-  if (prepared != nullptr) {
-    cache_.count_hit();
-  } else {
-    prepared = &prepare(state, entry, platform, device, signature);
-  }
+  // 3. and 4.
+  const PreparedLaunch* prepared = find_or_prepare(
+      state, entry, platform, args, device, /*prepare_missing=*/true);
   // 5. Arguments in the implementation's order, defaults filled in.
   const ImplRecord& impl = *prepared->impl;
   const auto& params = schema.params();
@@ -144,17 +141,41 @@ void RuntimeImpl::launch(const KernelSlot& slot,
   }
 }
 
+const PreparedLaunch* RuntimeImpl::find_or_prepare(
+    const KernelState& state, const KernelState::Platform& entry,
+    std::string_view platform, std::span<const jw_arg_value> args,
+    int32_t device, bool prepare_missing) {
+  // Arguments with the image of the last launch's (which passed
+  // validation) pass it too and find the same launch.
+  if (const PreparedLaunch* known = entry.prepared->recall(args, device)) {
+    cache_.count_hit();
+    return known;
+  }
+  ArgumentSignature signature;
+  specialize_arguments(*state.schema, args, ArgumentUse::launch, signature);
+  const PreparedLaunch* prepared = entry.prepared->find(signature, device);
+  if (prepared != nullptr) {
+    cache_.count_hit();
+  } else if (prepare_missing) {
+    prepared = &prepare(state, entry, platform, device, signature);
+  } else {
+    return nullptr;
+  }
+  ArgumentImage image;
+  if (image.capture(args, device)) entry.prepared->remember(image, prepared);
+  return prepared;
+}
+
 const PreparedLaunch* RuntimeImpl::find_prepared(
     const KernelSlot& slot, std::span<const jw_arg_value> args,
     std::string_view platform, int32_t device) {
   const auto reading = registry_.read_guard();
   const KernelState& state = *slot.state.load(std::memory_order_acquire);
   const KernelState::Platform& entry = resolve(state, &platform);
-  ArgumentSignature signature;
-  specialize_arguments(*state.schema, args, ArgumentUse::launch, signature);
   // The state (and its table) may be replaced after the guard ends; the
   // caller only compares the pointer or reads it while nothing registers.
-  return entry.prepared->find(signature, device);
+  return find_or_prepare(state, entry, platform, args, device,
+                         /*prepare_missing=*/false);
 }
 
 const PreparedLaunch& RuntimeImpl::prepare(const KernelState& state,

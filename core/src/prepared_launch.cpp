@@ -96,6 +96,26 @@ const PreparedLaunch* PreparedLaunchTable::insert(
   }
 }
 
+const PreparedLaunch* PreparedLaunchTable::recall(
+    std::span<const jw_arg_value> args, int32_t device) const {
+  std::array<uint64_t, 1> launch{};
+  if (!last_arguments_.recall_matching(
+          [&](const MemoKey& kept) {
+            return ArgumentImage::matches(args, device, kept);
+          },
+          launch)) {
+    return nullptr;
+  }
+  return reinterpret_cast<const PreparedLaunch*>(
+      static_cast<uintptr_t>(launch[0]));
+}
+
+void PreparedLaunchTable::remember(const ArgumentImage& image,
+                                   const PreparedLaunch* launch) const {
+  const std::array<uint64_t, 1> found{reinterpret_cast<uintptr_t>(launch)};
+  last_arguments_.remember(image.words(), found);
+}
+
 void PreparedLaunchTableDeleter::operator()(PreparedLaunchTable* table) const {
   delete table;
 }

@@ -12,6 +12,10 @@
 //    bucket's chain, one acquire load per link and a word compare: no lock,
 //    no allocation. insert() publishes with a compare-and-swap;
 //    entries are never removed or changed while the table lives.
+//  * recall() is a step before that: the launch whose arguments had the
+//    same image (argument_image.hpp) as this launch's, without validating
+//    or signing them again (last_result_memo.hpp: no lock, no wait, no
+//    write); it only ever returns an entry of this table.
 //  * Two threads preparing one signature at once may both prepare; the
 //    first to publish wins and the other's launch is released unused.
 //  * A prepared launch points into its artifact (compile_cache.hpp: never
@@ -28,8 +32,10 @@
 #include <memory>
 #include <span>
 
+#include "argument_image.hpp"
 #include "argument_signature.hpp"
 #include "compile_cache.hpp"
+#include "last_result_memo.hpp"
 #include "registry.hpp"
 
 namespace jitwarm::detail {
@@ -77,6 +83,14 @@ class PreparedLaunchTable {
   const PreparedLaunch* insert(std::unique_ptr<PreparedLaunch> launch);
   std::size_t size() const { return size_.load(std::memory_order_relaxed); }
 
+  // The launch that the last launch whose arguments had these arguments'
+  // image found, or nullptr: equal images pass validation alike and have
+  // one signature (argument_image.hpp). remember() keeps the image of
+  // arguments that passed validation with the launch they found here.
+  const PreparedLaunch* recall(std::span<const jw_arg_value> args,
+                               int32_t device) const;
+  void remember(const ArgumentImage& image, const PreparedLaunch* launch) const;
+
  private:
   static constexpr std::size_t kBuckets = 256;
   std::array<std::atomic<PreparedLaunch*>, kBuckets> buckets_{};
@@ -84,6 +98,9 @@ class PreparedLaunchTable {
   // The launch find() returned last, stored only when it changes (so a
   // loop's launches read it and never write it), on a line of its own.
   alignas(64) mutable std::atomic<const PreparedLaunch*> last_hit_{nullptr};
+  // The last launch's argument image and what it found (a pointer into
+  // this table).
+  LastResultMemo<ArgumentImage::kMaxWords + 1> last_arguments_;
 };
 
 // The hash a table files a signature under, device included.

@@ -1632,18 +1632,21 @@ bool LaunchProgram::index_inputs(uint32_t max_words) {
 }
 
 bool LaunchProgram::read_inputs(std::span<const jw_arg_value> args,
-                                std::span<int64_t> words) const {
+                                std::span<uint64_t> words) const {
   std::size_t w = 0;
   for (const Input& input : inputs_) {
     const jw_arg_value& arg = args[input.param];
     if (input.kind == Input::Kind::scalar) {
       words[w++] = arg.value.scalar.kind;
-      std::memcpy(&words[w++], &arg.value.scalar.value, sizeof(int64_t));
-    } else if (!dimension_of(arg.value.tensor->meta,
-                             input.kind == Input::Kind::shape, input.dimension,
-                             words[w++])) {
+      std::memcpy(&words[w++], &arg.value.scalar.value, sizeof(uint64_t));
+      continue;
+    }
+    int64_t value = 0;
+    if (!dimension_of(arg.value.tensor->meta, input.kind == Input::Kind::shape,
+                      input.dimension, value)) {
       return false;
     }
+    words[w++] = static_cast<uint64_t>(value);
   }
   return true;
 }

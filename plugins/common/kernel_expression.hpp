@@ -189,7 +189,7 @@ class LaunchProgram {
   // The reads' words for one launch's arguments (input_words() of them);
   // false when one cannot be read (the run would fail).
   bool read_inputs(std::span<const jw_arg_value> args,
-                   std::span<int64_t> words) const;
+                   std::span<uint64_t> words) const;
 
   struct Instruction {
     uint8_t op = 0;

@@ -583,10 +583,15 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
 bool LaunchPlanCache::plan_varying(std::span<const jw_arg_value> args,
                                    const DeviceLimits& limits,
                                    LaunchPlan& plan) const {
-  std::array<int64_t, kMaxInputWords> read;
-  const std::span<int64_t> inputs(read.data(), program_->input_words());
+  static_assert(std::is_trivially_copyable_v<LaunchPlan>);
+  std::array<uint64_t, kMaxInputWords> read;
+  const std::span<uint64_t> inputs(read.data(), program_->input_words());
   const bool memoizable = memoized_ && program_->read_inputs(args, inputs);
-  if (memoizable && recall(inputs, plan)) return true;
+  std::array<uint64_t, kPlanWords> words{};
+  if (memoizable && last_plan_.recall(inputs, words)) {
+    std::memcpy(static_cast<void*>(&plan), words.data(), sizeof(LaunchPlan));
+    return true;
+  }
   std::array<int64_t, LaunchProgram::kMaxSlots> slots;
   if (!program_->run(args, slots)) return false;
   std::array<int64_t, kMaxOutputs> values;
@@ -594,7 +599,10 @@ bool LaunchPlanCache::plan_varying(std::span<const jw_arg_value> args,
     values[k] = slots[outputs_[k].slot];
   }
   if (!apply({values.data(), output_count_}, limits, plan)) return false;
-  if (memoizable) remember(inputs, plan);
+  if (memoizable) {
+    std::memcpy(words.data(), &plan, sizeof(LaunchPlan));
+    last_plan_.remember(inputs, words);
+  }
   return true;
 }
 
@@ -633,49 +641,6 @@ bool LaunchPlanCache::apply(std::span<const int64_t> values,
     if (threads > limits.max_threads_per_block) return false;
   }
   return true;
-}
-
-bool LaunchPlanCache::recall(std::span<const int64_t> inputs,
-                             LaunchPlan& plan) const {
-  static_assert(std::is_trivially_copyable_v<LaunchPlan>);
-  const uint64_t before = memo_version_.load(std::memory_order_acquire);
-  if (before == 0 || (before & 1) != 0) return false;  // empty, or written
-  for (std::size_t w = 0; w < inputs.size(); ++w) {
-    if (std::atomic_ref(memo_[w]).load(std::memory_order_relaxed) !=
-        inputs[w]) {
-      return false;
-    }
-  }
-  std::array<int64_t, kPlanWords> words;
-  for (std::size_t w = 0; w < kPlanWords; ++w) {
-    words[w] = std::atomic_ref(memo_[kMaxInputWords + w])
-                   .load(std::memory_order_relaxed);
-  }
-  // The words were read before the version is read again.
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (memo_version_.load(std::memory_order_relaxed) != before) return false;
-  std::memcpy(static_cast<void*>(&plan), words.data(), sizeof(LaunchPlan));
-  return true;
-}
-
-void LaunchPlanCache::remember(std::span<const int64_t> inputs,
-                               const LaunchPlan& plan) const {
-  if (memo_writing_.exchange(true, std::memory_order_acquire)) return;
-  std::array<int64_t, kPlanWords> words{};
-  std::memcpy(words.data(), &plan, sizeof(LaunchPlan));
-  const uint64_t version = memo_version_.load(std::memory_order_relaxed);
-  memo_version_.store(version + 1, std::memory_order_relaxed);  // odd
-  // Readers see the odd version before any word changes.
-  std::atomic_thread_fence(std::memory_order_release);
-  for (std::size_t w = 0; w < inputs.size(); ++w) {
-    std::atomic_ref(memo_[w]).store(inputs[w], std::memory_order_relaxed);
-  }
-  for (std::size_t w = 0; w < kPlanWords; ++w) {
-    std::atomic_ref(memo_[kMaxInputWords + w])
-        .store(words[w], std::memory_order_relaxed);
-  }
-  memo_version_.store(version + 2, std::memory_order_release);
-  memo_writing_.store(false, std::memory_order_release);
 }
 
 }  // namespace jitwarm::gpu

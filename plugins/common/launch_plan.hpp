@@ -22,6 +22,8 @@
 #include <span>
 #include <string>
 
+#include "last_result_memo.hpp"
+
 namespace jitwarm::gpu {
 
 struct Dim3 {
@@ -189,10 +191,7 @@ class LaunchPlanCache {
   // checked as plan_launch checks it; false when one is out of range.
   bool apply(std::span<const int64_t> values, const DeviceLimits& limits,
              LaunchPlan& plan) const;
-  // The last planned launch's plan, when the program's reads (`inputs`,
-  // the words of LaunchProgram::read_inputs) are the same; or false.
-  bool recall(std::span<const int64_t> inputs, LaunchPlan& plan) const;
-  void remember(std::span<const int64_t> inputs, const LaunchPlan& plan) const;
+
   std::atomic<bool> claimed_{false}, ready_{false};
   struct Value {  // a launch value, as kernel_expression.hpp's ExprSlot
     int64_t integer = 0;
@@ -218,20 +217,15 @@ class LaunchPlanCache {
   uint32_t output_count_ = 0;
   bool block_varies_ = false;
 
-  // The last run's reads and results, for the next launch that reads the
-  // same (a layer's kernel, launched once per layer with one shape, runs
-  // its program once per step). A seqlock: a reader takes the words only
-  // if the version was even and unchanged around its reads; one writer at
-  // a time (memo_writing_), the others skip. Every word is read and written
-  // atomically, so a torn read is only ever discarded, never a data race.
+  // The last planned launch's program reads (LaunchProgram::read_inputs)
+  // and plan, for the next launch that reads the same (a layer's kernel,
+  // launched once per layer with one shape, runs its program once per
+  // step).
   static constexpr std::size_t kMaxInputWords = 16;
   static constexpr std::size_t kPlanWords =
-      (sizeof(LaunchPlan) + sizeof(int64_t) - 1) / sizeof(int64_t);
+      (sizeof(LaunchPlan) + sizeof(uint64_t) - 1) / sizeof(uint64_t);
   bool memoized_ = false;  // program_->index_inputs() said so
-  alignas(64) mutable std::atomic<uint64_t> memo_version_{0};  // 0: empty
-  mutable std::atomic<bool> memo_writing_{false};
-  // The reads at [0, kMaxInputWords), then the plan's bytes.
-  mutable std::array<int64_t, kMaxInputWords + kPlanWords> memo_{};
+  LastResultMemo<kMaxInputWords + kPlanWords> last_plan_;
 };
 
 // The same with a key already checked against its schema (a prepared

@@ -882,9 +882,9 @@ TEST_CASE(
       program_of("n * shape(x, 0) + n + shape(x, 0) + stride(x, 0)");
   REQUIRE(reads.index_inputs(16));
   CHECK(reads.input_words() == 4);
-  std::array<int64_t, 4> words{};
+  std::array<uint64_t, 4> words{};
   REQUIRE(reads.read_inputs(args, words));
-  CHECK(words == std::array<int64_t, 4>{JW_SCALAR_INT, 1, 6, 4});
+  CHECK(words == std::array<uint64_t, 4>{JW_SCALAR_INT, 1, 6, 4});
   CHECK_FALSE(reads.index_inputs(3));  // more words than allowed
   // A dimension it computes: what it reads depends on n.
   LaunchProgram computed = program_of("shape(x, n) + 1");

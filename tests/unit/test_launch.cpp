@@ -11,10 +11,16 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "allocation_counter.hpp"
 #include "counted_mutex.hpp"
+#include "prepared_launch.hpp"
+#include "runtime_impl.hpp"
 
 using namespace jitwarm;
 using jitwarm::detail::CountedMutex;
@@ -375,4 +381,166 @@ TEST_CASE(
   stop = true;
   for (auto& t : threads) t.join();
   CHECK(bad.load() == 0);
+}
+
+namespace {
+
+// One launch of the scale kernel whose parts a test may change: its own
+// copies of the tensors, so the arguments can point into it.
+struct ScaleCall {
+  explicit ScaleCall(ScaleBuffers& b) : out(b.tout), x(b.tx) {
+    args = {arg(out), arg(x), arg_int(16), arg_float(2.0)};
+  }
+  ScaleCall(const ScaleCall& other) : out(other.out), x(other.x) {
+    args = other.args;
+    args[0].value.tensor = &out;
+    if (args.size() > 1 && args[1].kind == JW_VALUE_TENSOR &&
+        args[1].value.tensor == &other.x) {
+      args[1].value.tensor = &x;
+    }
+  }
+  ScaleCall& operator=(const ScaleCall&) = delete;
+  jw_tensor out, x;
+  jw_tensor_meta x_meta{};  // for a warmup tensor in x's place
+  std::vector<jw_arg_value> args;
+};
+
+// What a launch of `call` does: the error it is refused with, or the key it
+// launched (read back from the launch it found).
+struct Outcome {
+  std::string error;
+  std::string key;
+  bool operator==(const Outcome&) const = default;
+};
+Outcome launch_outcome(Runtime& runtime, const ScaleCall& call) {
+  const KernelHandle scale = runtime.kernel(kScale);
+  Outcome o;
+  try {
+    scale.launch(call.args, on("fake"));
+  } catch (const Error& e) {
+    o.error = e.what();
+    return o;
+  }
+  const detail::PreparedLaunch* found =
+      detail::RuntimeImpl::find_prepared(scale, call.args, "fake", 0);
+  o.key = found != nullptr ? found->key->text() : "(no prepared launch)";
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a remembered launch, when any field validation or the key reads "
+    "differs, then the launch is judged again: a bad value is refused with "
+    "a first launch's message, and another specialization launches its own "
+    "key") {
+  // The launch path keeps the last launch's argument image and skips
+  // validation and the signature for the same image
+  // (core/src/argument_image.hpp): every field they read must be in it.
+  ScaleBuffers b;
+  const ScaleCall base(b);
+  using Change = std::function<void(ScaleCall&)>;
+  const std::vector<std::pair<const char*, Change>> changes{
+      {"x as a warmup tensor",
+       [](ScaleCall& c) {
+         c.x_meta = c.x.meta;
+         c.args[1] = warmup_arg(c.x_meta);
+       }},
+      {"x null", [](ScaleCall& c) { c.args[1].value.tensor = nullptr; }},
+      {"x's struct too small", [](ScaleCall& c) { c.x.struct_size = 8; }},
+      {"x's metadata struct too small",
+       [](ScaleCall& c) { c.x.meta.struct_size = 8; }},
+      {"x float64, out float32",
+       [](ScaleCall& c) { c.x.meta.dtype = JW_DTYPE_FLOAT64; }},
+      {"both float64",
+       [](ScaleCall& c) {
+         c.x.meta.dtype = JW_DTYPE_FLOAT64;
+         c.out.meta.dtype = JW_DTYPE_FLOAT64;
+       }},
+      {"x's dtype invalid",
+       [](ScaleCall& c) { c.x.meta.dtype = static_cast<jw_dtype>(99); }},
+      {"x of rank 2",
+       [](ScaleCall& c) {
+         c.x.meta.rank = 2;
+         c.x.meta.shape[1] = 1;
+       }},
+      {"x of rank 9", [](ScaleCall& c) { c.x.meta.rank = 9; }},
+      {"x's extent negative", [](ScaleCall& c) { c.x.meta.shape[0] = -1; }},
+      {"x's extent another", [](ScaleCall& c) { c.x.meta.shape[0] = 8; }},
+      {"x with a negative stride",
+       [](ScaleCall& c) {
+         c.x.meta.flags |= JW_TENSOR_HAS_STRIDES;
+         c.x.meta.strides[0] = -1;
+       }},
+      {"x with a stride of 2 (not contiguous)",
+       [](ScaleCall& c) {
+         c.x.meta.flags |= JW_TENSOR_HAS_STRIDES;
+         c.x.meta.strides[0] = 2;
+       }},
+      {"x with its compact stride given",
+       [](ScaleCall& c) {
+         c.x.meta.flags |= JW_TENSOR_HAS_STRIDES;
+         c.x.meta.strides[0] = 1;
+       }},
+      {"x's data null", [](ScaleCall& c) { c.x.data = nullptr; }},
+      {"x's data off 16-byte alignment",
+       [](ScaleCall& c) { c.x.data = static_cast<float*>(c.x.data) + 1; }},
+      {"x's data another aligned address",
+       [](ScaleCall& c) { c.x.data = static_cast<float*>(c.x.data) + 4; }},
+      {"x on device 1", [](ScaleCall& c) { c.x.device_index = 1; }},
+      {"x's argument struct too small",
+       [](ScaleCall& c) { c.args[1].struct_size = 4; }},
+      {"x of an unknown value kind",
+       [](ScaleCall& c) { c.args[1].kind = static_cast<jw_value_kind>(7); }},
+      {"n of another class", [](ScaleCall& c) { c.args[2] = arg_int(3); }},
+      {"n one", [](ScaleCall& c) { c.args[2] = arg_int(1); }},
+      {"n divisible by 16 again",
+       [](ScaleCall& c) { c.args[2] = arg_int(32); }},
+      {"n a 64-bit value",
+       [](ScaleCall& c) { c.args[2] = arg_int(int64_t{1} << 40); }},
+      {"n a float", [](ScaleCall& c) { c.args[2] = arg_float(16.0); }},
+      {"n of an unknown scalar kind",
+       [](ScaleCall& c) {
+         c.args[2].value.scalar.kind = static_cast<jw_scalar_kind>(42);
+       }},
+      {"factor another value",
+       [](ScaleCall& c) { c.args[3] = arg_float(3.0); }},
+      {"factor an integer", [](ScaleCall& c) { c.args[3] = arg_int(2); }},
+      {"n and factor missing", [](ScaleCall& c) { c.args.resize(2); }},
+      {"BLOCK given, the default",
+       [](ScaleCall& c) { c.args.push_back(arg_int(4)); }},
+      {"BLOCK given, another",
+       [](ScaleCall& c) { c.args.push_back(arg_int(8)); }},
+      {"one argument too many",
+       [](ScaleCall& c) {
+         c.args.push_back(arg_int(4));
+         c.args.push_back(arg_int(4));
+       }},
+  };
+  Runtime remembered;
+  REQUIRE(remembered.load_plugin(FAKE_GOOD_PLUGIN).loaded);
+  int refused = 0, launched_another = 0;
+  for (const auto& [what, change] : changes) {
+    const std::string change_made = what;
+    CAPTURE(change_made);
+    ScaleCall changed(base);
+    change(changed);
+    // A runtime that has launched nothing judges the changed call alone.
+    Runtime first;
+    REQUIRE(first.load_plugin(FAKE_GOOD_PLUGIN).loaded);
+    const Outcome expected = launch_outcome(first, changed);
+    // The same call right after the base call was remembered.
+    const Outcome base_outcome = launch_outcome(remembered, base);
+    REQUIRE(base_outcome.error.empty());
+    const Outcome got = launch_outcome(remembered, changed);
+    CHECK(got == expected);
+    if (!expected.error.empty()) ++refused;
+    if (expected.error.empty() && expected.key != base_outcome.key) {
+      ++launched_another;
+    }
+  }
+  // The list covers both kinds of change (n = 2^40 is refused by the
+  // plugin: n exceeds out).
+  CHECK(refused >= 15);
+  CHECK(launched_another >= 5);
 }
