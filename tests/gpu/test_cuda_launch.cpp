@@ -11,6 +11,7 @@
 #include <jitwarm/plugin/float16.hpp>
 
 #include "allocation_counter.hpp"
+#include "expand_device_args.hpp"
 #include "kernel_set.hpp"
 
 #include <doctest/doctest.h>
@@ -736,19 +737,8 @@ struct ExpandOnDevice {
     return host;
   }
   void launch(void* stream) const {
-    const auto on_device = [](DevicePointer p, int64_t n) {
-      const std::vector<int64_t> shape{n};
-      return jitwarm::make_tensor(reinterpret_cast<void*>(p), JW_DTYPE_INT32,
-                                  shape, 0);
-    };
-    const jw_tensor t_output = on_device(output, 6);
-    const jw_tensor t_x = on_device(x, 3);
-    const jw_tensor t_cu = on_device(cu, 3);
-    const std::vector<jw_arg_value> args{
-        jitwarm::arg(t_output), jitwarm::arg(t_x),
-        jitwarm::arg(t_cu),     jitwarm::arg_int(5),
-        jitwarm::arg_int(0),    jitwarm::arg_int(max_tokens)};
-    g_runtime->kernel(ks::kExpand).launch(args, {"cuda", 0, stream});
+    const jitwarm::gpu_test::ExpandDeviceArgs call(output, x, cu, max_tokens);
+    g_runtime->kernel(ks::kExpand).launch(call.args(), {"cuda", 0, stream});
   }
 
   const Api& api;

@@ -4,7 +4,7 @@
 // Nothing executes; what a launch would have run in is recorded instead.
 //
 // The model, kept small and deterministic:
-// - Two devices with an sm_90's attributes (bench/null_driver's values).
+// - Two devices with an sm_90's attributes (bench/null_driver's).
 //   Every call but cuInit, cuDriverGetVersion and the error texts answers
 //   CUDA_ERROR_NOT_INITIALIZED before cuInit.
 // - A context has a device and a process-unique id (cuCtxGetId) that no
@@ -28,6 +28,8 @@
 // The counters are read through dlsym (model_libcuda_*, below); the entry
 // points are counted by their cuda.h names without the ABI suffix.
 #include <cuda.h>
+
+#include "h200_attributes.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -293,26 +295,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute,
                                       CUdevice device) {
   return entry("cuDeviceGetAttribute", Needs::init, [&](Model&) {
     if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
-    switch (attribute) {
-      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
-      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
-      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
-      case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
-      case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-      case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
-      case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-      case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
-      case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
-      case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = 64; break;
-      case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
-        *value = 49152;
-        break;
-      case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-        *value = 232448;
-        break;
-      case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
-      default: *value = 1;
-    }
+    *value = jitwarm::fake_driver::h200_attribute(attribute);
     return CUDA_SUCCESS;
   });
 }
