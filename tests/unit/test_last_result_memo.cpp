@@ -64,20 +64,29 @@ TEST_CASE(
     "given writers keeping results of many keys and readers recalling them "
     "at once, then every result recalled is its key's") {
   // Each key's result is a function of the key, so a result recalled with
-  // a key that is not its own is a torn read the memo let through.
+  // a key that is not its own is a torn read the memo let through. Each
+  // writer waits, after a write, until some reader has recalled anything
+  // (or the readers are done), so the readers also see the memo at rest;
+  // the two writers still write over each other and over the readers.
   const LastResultMemo<16> memo;
   const auto result_of = [](uint64_t k) {
     return std::array<uint64_t, 4>{k * 3, k * 5, k * 7, ~k};
   };
-  std::atomic<bool> stop{false};
+  const auto key_of = [](uint64_t k) {
+    return std::array<uint64_t, 6>{k, k + 1, k + 2, k, k, k};
+  };
+  std::atomic<bool> readers_done{false};
   std::atomic<uint64_t> recalled{0}, wrong{0};
-  std::vector<std::thread> threads;
+  std::vector<std::thread> writers;
   for (int w = 0; w < 2; ++w) {
-    threads.emplace_back([&, w] {
-      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+    writers.emplace_back([&, w] {
+      for (uint64_t i = 0; !readers_done.load(); ++i) {
         const uint64_t k = (i % 5) + 10 * static_cast<uint64_t>(w);
-        const std::array<uint64_t, 6> key{k, k + 1, k + 2, k, k, k};
-        memo.remember(key, result_of(k));
+        const uint64_t seen = recalled.load();
+        memo.remember(key_of(k), result_of(k));
+        while (!readers_done.load() && recalled.load() == seen) {
+          std::this_thread::yield();
+        }
       }
     });
   }
@@ -86,19 +95,18 @@ TEST_CASE(
     readers.emplace_back([&] {
       std::array<uint64_t, 4> result{};
       // A count of tries, not a time: a loaded machine just takes longer.
-      for (uint64_t i = 0; i < 200000; ++i) {
-        const uint64_t k = (i % 5) + 10 * (i % 2);
-        const std::array<uint64_t, 6> key{k, k + 1, k + 2, k, k, k};
-        if (memo.recall(key, result)) {
-          recalled.fetch_add(1, std::memory_order_relaxed);
+      for (uint64_t i = 0; i < 20000; ++i) {
+        const uint64_t k = (i % 5) + 10 * ((i / 5) % 2);
+        if (memo.recall(key_of(k), result)) {
+          recalled.fetch_add(1);
           if (result != result_of(k)) wrong.fetch_add(1);
         }
       }
     });
   }
   for (std::thread& t : readers) t.join();
-  stop = true;
-  for (std::thread& t : threads) t.join();
+  readers_done = true;
+  for (std::thread& t : writers) t.join();
   CHECK(wrong.load() == 0);
   CHECK(recalled.load() > 0);
 }
