@@ -98,8 +98,8 @@ void RuntimeImpl::launch(const KernelSlot& slot,
   // 2.
   const KernelState::Platform& entry = resolve(state, &platform);
   // 3. and 4.
-  const PreparedLaunch* prepared = find_or_prepare(
-      state, entry, platform, args, device, /*prepare_missing=*/true);
+  const PreparedLaunch* prepared = find_or_prepare(state, entry, platform, args,
+                                                   device, /*for_launch=*/true);
   // 5. Arguments in the implementation's order, defaults filled in.
   const ImplRecord& impl = *prepared->impl;
   const auto& params = schema.params();
@@ -144,19 +144,19 @@ void RuntimeImpl::launch(const KernelSlot& slot,
 const PreparedLaunch* RuntimeImpl::find_or_prepare(
     const KernelState& state, const KernelState::Platform& entry,
     std::string_view platform, std::span<const jw_arg_value> args,
-    int32_t device, bool prepare_missing) {
+    int32_t device, bool for_launch) {
   // Arguments with the image of the last launch's (which passed
   // validation) pass it too and find the same launch.
   if (const PreparedLaunch* known = entry.prepared->recall(args, device)) {
-    cache_.count_hit();
+    if (for_launch) cache_.count_hit();
     return known;
   }
   ArgumentSignature signature;
   specialize_arguments(*state.schema, args, ArgumentUse::launch, signature);
   const PreparedLaunch* prepared = entry.prepared->find(signature, device);
   if (prepared != nullptr) {
-    cache_.count_hit();
-  } else if (prepare_missing) {
+    if (for_launch) cache_.count_hit();
+  } else if (for_launch) {
     prepared = &prepare(state, entry, platform, device, signature);
   } else {
     return nullptr;
@@ -175,7 +175,7 @@ const PreparedLaunch* RuntimeImpl::find_prepared(
   // The state (and its table) may be replaced after the guard ends; the
   // caller only compares the pointer or reads it while nothing registers.
   return find_or_prepare(state, entry, platform, args, device,
-                         /*prepare_missing=*/false);
+                         /*for_launch=*/false);
 }
 
 const PreparedLaunch& RuntimeImpl::prepare(const KernelState& state,

@@ -174,13 +174,14 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   const KernelState::Platform& resolve(const KernelState& state,
                                        std::string_view* platform);
   // The launch path's steps 3 and 4 (launch.cpp): the prepared launch of
-  // these arguments on `device`, validated once; on a miss prepared, or
-  // nullptr when !prepare_missing.
+  // these arguments on `device`, validated once. For a launch a hit counts
+  // as one and a miss is prepared; otherwise (find_prepared) a miss is
+  // nullptr and nothing is counted.
   const PreparedLaunch* find_or_prepare(const KernelState& state,
                                         const KernelState::Platform& entry,
                                         std::string_view platform,
                                         std::span<const jw_arg_value> args,
-                                        int32_t device, bool prepare_missing);
+                                        int32_t device, bool for_launch);
   // The launch path's miss: derive the key, compile through the cache,
   // prepare with the implementation, publish.
   const PreparedLaunch& prepare(const KernelState& state,

@@ -544,3 +544,27 @@ TEST_CASE(
   CHECK(refused >= 15);
   CHECK(launched_another >= 5);
 }
+
+TEST_CASE(
+    "given a prepared launch, when it is only looked up (find_prepared), "
+    "then nothing is counted as a hit, with or without the last arguments "
+    "remembered") {
+  Runtime runtime;
+  REQUIRE(runtime.load_plugin(FAKE_GOOD_PLUGIN).loaded);
+  ScaleBuffers b;
+  const KernelHandle scale = runtime.kernel(kScale);
+  const auto args = b.args(16, 2.0);
+  const auto other = b.args(3, 2.0);  // another key, to forget `args`
+  scale.launch(args, on("fake"));
+  scale.launch(other, on("fake"));
+  const uint64_t hits = runtime.cache_stats().hits;
+  // Found by signature (the last arguments are `other`'s), then through
+  // the remembered image.
+  for (int i = 0; i < 2; ++i) {
+    CHECK(detail::RuntimeImpl::find_prepared(scale, args, "fake", 0) !=
+          nullptr);
+  }
+  CHECK(runtime.cache_stats().hits == hits);
+  scale.launch(args, on("fake"));  // a launch counts
+  CHECK(runtime.cache_stats().hits == hits + 1);
+}
