@@ -200,26 +200,23 @@ void report(const Options& o, const std::string& device,
 // What every platform measures: its raw call (`raw_name`, `raw`) and
 // jitwarm's launches through C++ and C, in turns batch by batch, then the
 // parts of a jitwarm launch alone.
-void measure_jitwarm(
-    const Options& o, Runtime& runtime, const KernelHandle& expand,
-    jw_kernel_handle* c_expand, ExpandCall& call, void* stream,
-    const std::function<void()>& sync, const std::string& raw_name,
-    const std::function<void()>& raw, std::vector<Measurement>& out,
-    const std::vector<Measurement>& also = {},
-    const std::vector<std::function<void()>>& also_bodies = {}) {
+void measure_jitwarm(const Options& o, Runtime& runtime,
+                     const KernelHandle& expand, jw_kernel_handle* c_expand,
+                     ExpandCall& call, void* stream,
+                     const std::function<void()>& sync,
+                     const std::string& raw_name,
+                     const std::function<void()>& raw,
+                     std::vector<Measurement>& out) {
   LaunchOptions launch;
   launch.platform = o.platform;
   launch.stream = stream;
-  // `also`: more calls (named in also, run by also_bodies) timed in the
-  // same turns, reported against the raw call too.
-  std::vector<std::function<void()>> bodies{
+  const std::vector<std::function<void()>> bodies{
       raw, [&] { expand.launch(call.args, launch); },
       [&] {
         if (jw_kernel_launch(c_expand, o.platform.c_str(), 0, call.args.data(),
                              call.args.size(), stream) != JW_OK)
           throw Error(JW_ERROR_LAUNCH_FAILED, jw_last_error());
       }};
-  bodies.insert(bodies.end(), also_bodies.begin(), also_bodies.end());
   const InterleavedTimes times = time_interleaved(o, bodies, sync);
   const auto& rounds = times.rounds;
   const auto over_raw = [&](std::size_t b) {
@@ -230,9 +227,6 @@ void measure_jitwarm(
       {"jitwarm launch (C++ KernelHandle)", median(rounds[1]), over_raw(1)});
   out.push_back(
       {"jitwarm launch (C jw_kernel_launch)", median(rounds[2]), over_raw(2)});
-  for (std::size_t k = 0; k < also.size(); ++k) {
-    out.push_back({also[k].name, median(rounds[3 + k]), over_raw(3 + k)});
-  }
   out.push_back(
       {"signature + prepared lookup",
        time_per_call(o,

@@ -69,11 +69,10 @@ class LastResultMemo {
   bool recall_matching(Matches&& matches, std::span<uint64_t> result) const {
     const uint64_t before = version_.load(std::memory_order_acquire);
     if (before == 0 || (before & 1) != 0) return false;  // empty, or written
+    // The size may be another write's than the words read next (the
+    // version check catches that), but it must not send them past the end.
     const uint64_t size = word(0).load(std::memory_order_relaxed);
-    // A torn size is caught by the version check, but must not send the
-    // reads past the words first.
-    if (size > N || size + result.size() > N ||
-        !matches(MemoKey(&words_[1], size))) {
+    if (size + result.size() > N || !matches(MemoKey(&words_[1], size))) {
       return false;
     }
     for (std::size_t w = 0; w < result.size(); ++w) {
