@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds build-device/: a release build of jitwarm (CLI, plugins, tests,
 # benchmarks) plus the few shared libraries it needs from this machine
-# (libfmt, libhiredis, libzstd, libstdc++, libgcc_s) and the headers the Python extension needs
-# (fmt, DLPack), so the build can be copied to a GPU machine that has a CUDA
-# driver but none of our build dependencies, and run there:
+# (libfmt, libhiredis, libzstd, libstdc++, libgcc_s), so the build can be
+# copied to a GPU machine that has a CUDA driver but none of our build
+# dependencies, and run there. Also .carry/sysroot: what a pip build of the
+# package needs there (scripts/device-pip.sh).
 #
 #   export LD_LIBRARY_PATH=$PWD/build-device/runtime-libs:$LD_LIBRARY_PATH
 #   export JITWARM_PLUGIN_PATH=$PWD/build-device/plugins/reference-cpu:$PWD/build-device/plugins/cuda
@@ -18,10 +19,6 @@ mkdir -p build-device/runtime-libs
 for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libstdc++.so.6 libgcc_s.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" build-device/runtime-libs/
 done
-# Headers the GPU machine lacks, for scripts/device-python.sh, which builds
-# the Python extension there for its own python3.
-mkdir -p build-device/device-include
-cp -r /usr/include/fmt /usr/include/dlpack build-device/device-include/
 # What travels (the device tool carries at most 64 MiB with the tree): the
 # built programs and libraries, without objects, static archives, Meson's
 # state or the tests the GPU run does not use. There: ln -sfn
@@ -36,3 +33,31 @@ copy_built . \( -name '*.p' -o -name 'meson-*' -o -name fuzz -o -path ./tests \)
   ! -name compile_commands.json
 copy_built tests/gpu/test_cuda_launch tests/gpu/test_cuda_fork_after_warmup tests/plugins -name '*.p' -prune -o -type f ! -name '*.a'
 du -sh build-device .carry/build-device
+
+# The build dependencies the GPU machine lacks, for a pip build of the
+# package there (scripts/device-pip.sh): the headers of our dependencies that
+# this build included (boost's configuration whole, since it picks headers by
+# compiler version), the libraries it links, their pkg-config files,
+# pkgconf, and meson-python with pyproject-metadata (pure Python).
+sys=.carry/sysroot
+rm -rf "$sys"
+mkdir -p "$sys/usr/include" "$sys/usr/lib/x86_64-linux-gnu/pkgconfig" "$sys/bin" "$sys/python"
+ninja -C build-device -t deps |
+  grep -oE '/usr/include/((fmt|toml\+\+|nlohmann|boost|hiredis|dlpack)/[^ ]+|(xxhash|zstd|zstd_errors|zdict)\.h)' |
+  sort -u | while read -r header; do install -D -m644 "$header" "$sys$header"; done
+cp -r /usr/include/boost/config /usr/include/boost/predef "$sys/usr/include/boost/"
+lib=/usr/lib/x86_64-linux-gnu
+for so in libfmt.so.9 libzstd.so.1 libhiredis.so.0.14; do
+  cp -L "$lib/$so" "$sys$lib/"
+  ln -sf "$so" "$sys$lib/${so%%.so.*}.so"
+done
+cp "$lib/libboost_program_options.a" "$sys$lib/"
+for pc in fmt tomlplusplus libxxhash libzstd hiredis; do
+  cp "$lib/pkgconfig/$pc.pc" "$sys$lib/pkgconfig/"
+done
+cp /usr/share/pkgconfig/nlohmann_json.pc "$sys$lib/pkgconfig/"
+cp /usr/bin/pkgconf "$sys/bin/"
+cp -L "$lib/libpkgconf.so.3" "$sys$lib/"
+cp -r /usr/lib/python3/dist-packages/mesonpy /usr/lib/python3/dist-packages/pyproject_metadata \
+  "$sys/python/"
+du -sh "$sys"

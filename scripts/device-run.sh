@@ -76,28 +76,30 @@ if want launch; then
 fi
 
 if want python; then
-  echo "== Python (the package built here for this machine's python3)" | tee "$OUT/python.txt"
-  if pythonpath=$(bash scripts/device-python.sh 2>>"$OUT/python.txt"); then
-    export PYTHONPATH=$pythonpath
-    # This python3's extensions need its own (newer) libstdc++, not the one
-    # carried for the C++ programs: only the other libraries come from
-    # runtime-libs.
-    mkdir -p /tmp/jitwarm-libs
-    for lib in build-device/runtime-libs/*; do
-      case $lib in *libstdc++*|*libgcc_s*) ;; *) ln -sf "$PWD/$lib" /tmp/jitwarm-libs/ ;; esac
-    done
-    export LD_LIBRARY_PATH=/tmp/jitwarm-libs:/usr/local/cuda/lib64
+  echo "== Python: the package pip builds here for this machine's python3 (the torch venv)" | tee "$OUT/python.txt"
+  if site=$(bash scripts/device-pip.sh /tmp/jitwarm-site 2>>"$OUT/python-build.txt"); then
+    tail -2 "$OUT/python-build.txt" | tee -a "$OUT/python.txt"
+    # The package from pip, not the build: its own libjitwarm and plugins.
+    # Its libraries besides libstdc++ (this python3 brings a newer one)
+    # come from the sysroot.
+    export PYTHONPATH=$site
+    export LD_LIBRARY_PATH=$(bash scripts/device-pip.sh --libraries):/usr/local/cuda/lib64
+    unset JITWARM_PLUGIN_PATH
+    python3 -c 'import torch, jitwarm; print("jitwarm from", jitwarm.__file__); print(jitwarm.install_location())' 2>&1 | tee -a "$OUT/python.txt"
+    "$site/bin/jitwarm" plugins 2>&1 | grep -E "searched|loaded|platform cuda" | tee -a "$OUT/python.txt"
     python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
     python3 bench/torch_query_costs.py 2>&1 | tee -a "$OUT/python.txt"
     # The whole package suite under this Python (3.12, NumPy 2, torch),
-    # test_torch_cuda.py included: here it launches for real.
+    # test_torch_cuda.py included: here it launches for real. The plugin
+    # path is the package's own plugin directory.
+    JITWARM_PLUGIN_PATH=$site/jitwarm/lib/jitwarm/plugins \
     JITWARM_TEST_REFERENCE_PLUGIN_DIR=$PWD/build-device/plugins/reference-cpu \
     JITWARM_TEST_FAKE_PLUGIN_DIR=$PWD/build-device/tests/plugins \
     JITWARM_TEST_SOURCE_ROOT=$PWD JITWARM_LOG_LEVEL=error \
       python3 -m pytest -q -p no:cacheprovider -rs tests/python 2>&1 | tail -15 | tee -a "$OUT/python.txt"
     python3 bench/triton_bridge_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
   else
-    echo "building the extension failed:"; tail -20 "$OUT/python.txt"
+    echo "pip could not build the package:"; tail -30 "$OUT/python-build.txt"
   fi
 fi
 

@@ -178,24 +178,12 @@ PluginLoadOptions PluginOptions::to_load_options() const {
   PluginLoadOptions o;
   o.strict = strict;
   if (!plugin_path.empty()) {
-    std::string_view rest(plugin_path);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      if (colon != 0) o.search_path.emplace_back(rest.substr(0, colon));
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
+    o.search_path = split_path_list(plugin_path);
   } else {
     o.search_path = default_plugin_search_path();
   }
   for (const auto& p : extra_plugins) o.search_path.push_back(p);
-  std::string_view kernels(kernel_path);
-  while (!kernels.empty()) {
-    const auto colon = kernels.find(':');
-    if (colon != 0) o.kernel_path.emplace_back(kernels.substr(0, colon));
-    if (colon == std::string_view::npos) break;
-    kernels.remove_prefix(colon + 1);
-  }
+  o.kernel_path = split_path_list(kernel_path);
   return o;
 }
 

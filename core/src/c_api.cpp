@@ -58,13 +58,7 @@ JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime,
     jitwarm::PluginLoadOptions options;
     options.strict = strict != 0;
     if (search_path != nullptr) {
-      std::string_view rest(search_path);
-      while (!rest.empty()) {
-        const auto colon = rest.find(':');
-        if (colon != 0) options.search_path.emplace_back(rest.substr(0, colon));
-        if (colon == std::string_view::npos) break;
-        rest.remove_prefix(colon + 1);
-      }
+      options.search_path = jitwarm::split_path_list(search_path);
     }
     const jitwarm::PluginLoadReport report =
         runtime->runtime.load_plugins(options);

@@ -916,24 +916,4 @@ std::string PluginLoadReport::to_json() const {
   return j.dump(2);
 }
 
-std::string installed_plugin_directory() {
-  return JITWARM_INSTALLED_PLUGIN_DIR;
-}
-
-std::vector<std::string> default_plugin_search_path() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("JITWARM_PLUGIN_PATH")) {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      const std::string_view part = rest.substr(0, colon);
-      if (!part.empty()) out.emplace_back(part);
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  out.push_back(installed_plugin_directory());
-  return out;
-}
-
 }  // namespace jitwarm

@@ -9,7 +9,6 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include "bounded_file.hpp"
@@ -289,26 +288,6 @@ SourceKernel read_source_kernel(const std::string& descriptor_path) {
     kernel.files.emplace_back(f.filename().string(), detail::read_text(f));
   }
   return kernel;
-}
-
-std::string installed_kernel_directory() {
-  return JITWARM_INSTALLED_KERNEL_DIR;
-}
-
-std::vector<std::string> default_kernel_path() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("JITWARM_KERNEL_PATH")) {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      const std::string_view part = rest.substr(0, colon);
-      if (!part.empty()) out.emplace_back(part);
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  out.push_back(installed_kernel_directory());
-  return out;
 }
 
 std::vector<SourceKernel> Runtime::source_kernels() const {

@@ -22,6 +22,9 @@ class DynamicLibrary {
   // returns a library that is not open and whose error() lists every name
   // with dlerror()'s message.
   static DynamicLibrary open_first(std::initializer_list<const char*> names);
+  // One file: a name for the dynamic loader or a path. `extra_flags`:
+  // RTLD_NOLOAD to take only a copy that is loaded already.
+  static DynamicLibrary open(const std::string& file, int extra_flags = 0);
 
   DynamicLibrary() = default;
   DynamicLibrary(DynamicLibrary&& other) noexcept;
@@ -33,6 +36,15 @@ class DynamicLibrary {
   bool is_open() const { return handle_ != nullptr; }
   // The name that opened ("libnvrtc.so.13"), or empty.
   const std::string& name() const { return name_; }
+  // The file the dynamic loader mapped for it
+  // ("/usr/local/cuda-13.0/lib/libnvrtc.so.13"), or empty.
+  const std::string& path() const { return path_; }
+  // How it was found, when a search opened it ("the dynamic loader").
+  const std::string& found_by() const { return found_by_; }
+  void set_found_by(std::string how) { found_by_ = std::move(how); }
+  // "/usr/local/cuda/lib64/libnvrtc.so.13, found by the dynamic loader":
+  // which file, and how, for reports.
+  std::string origin() const;
   // Why it did not open.
   const std::string& error() const { return error_; }
   // The symbol's address, or nullptr.
@@ -41,6 +53,8 @@ class DynamicLibrary {
  private:
   void* handle_ = nullptr;
   std::string name_;
+  std::string path_;
+  std::string found_by_;
   std::string error_;
 };
 
@@ -91,24 +105,5 @@ std::vector<std::string> unresolved(const Functions&... functions) {
 // cannot be used.
 std::string lacks(const std::string& library,
                   const std::vector<std::string>& symbols);
-
-// The first of `names` that opens with every entry point of `Api` (an API
-// table with missing(), such as NvrtcApi), or a library that is not open
-// with `why_not` set: "<what> not found (<dlerror>)" or lacks(...).
-template <typename Api>
-DynamicLibrary open_with_api(std::initializer_list<const char*> names,
-                             const char* what, std::string& why_not) {
-  DynamicLibrary library = DynamicLibrary::open_first(names);
-  if (!library.is_open()) {
-    why_not = std::string(what) + " not found (" + library.error() + ")";
-    return DynamicLibrary();
-  }
-  const std::vector<std::string> missing = Api(library).missing();
-  if (!missing.empty()) {
-    why_not = lacks(library.name(), missing);
-    return DynamicLibrary();
-  }
-  return library;
-}
 
 }  // namespace jitwarm::gpu

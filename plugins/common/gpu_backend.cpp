@@ -598,6 +598,7 @@ uint32_t GpuBackend::capabilities(std::string& detail) const {
   detail.clear();
   if (compiler_ != nullptr) {
     flags |= JW_PLATFORM_CAN_COMPILE;
+    detail += compiler_->libraries();
   } else {
     detail +=
         description_.compiler_label + " unavailable: " + compiler_unavailable_;

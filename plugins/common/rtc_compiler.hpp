@@ -79,6 +79,10 @@ class RtcCompiler {
     static_cast<void>(target);
     return 0;
   }
+  // Which libraries it runs and where they were found, for the load report:
+  // "nvrtc 13.0 (/usr/local/cuda/lib64/libnvrtc.so.13, found by the dynamic
+  // loader)"; empty when there is nothing to say.
+  virtual std::string libraries() const { return {}; }
   // Thread-safe. Throws RtcCompileError when the source is rejected and
   // plugin::PluginError for anything else (e.g. an unknown architecture).
   virtual CompiledProgram compile(const RtcProgram& program,

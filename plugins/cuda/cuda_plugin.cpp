@@ -64,7 +64,7 @@ jw_status register_all(const jw_host_api* host) {
     }
     std::string summary = std::string(kPluginName) + ": ";
     summary += nvrtc != nullptr
-                   ? nvrtc->identity() + " (" + nvrtc->library_name() + ")"
+                   ? nvrtc->identity() + " (" + nvrtc->library_origin() + ")"
                    : "no compiler: " + nvrtc_missing;
     if (nvrtc != nullptr) {
       summary +=

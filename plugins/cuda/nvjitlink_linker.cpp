@@ -2,6 +2,7 @@
 #include "nvjitlink_linker.hpp"
 
 #include "rtc_compiler.hpp"
+#include "vendor_library.hpp"
 
 #include <jitwarm/plugin.hpp>
 
@@ -46,8 +47,10 @@ std::vector<std::string> NvJitLinkApi::missing() const {
 
 std::unique_ptr<NvJitLinker> NvJitLinker::open(int nvrtc_major, int nvrtc_minor,
                                                std::string& why_not) {
-  gpu::DynamicLibrary library = gpu::open_with_api<NvJitLinkApi>(
-      {"libnvJitLink.so.13"}, "nvJitLink", why_not);
+  const gpu::VendorLibrarySearch search{
+      "nvJitLink", "JITWARM_NVJITLINK_LIBRARY", {"libnvJitLink.so.13"}};
+  gpu::DynamicLibrary library =
+      gpu::open_vendor_library<NvJitLinkApi>(search, why_not);
   if (!library.is_open()) return nullptr;
   std::unique_ptr<NvJitLinker> linker(new NvJitLinker(std::move(library)));
   // nvJitLink reads LTO IR of its own version and older ones.

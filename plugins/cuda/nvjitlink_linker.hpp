@@ -48,6 +48,8 @@ class NvJitLinker {
   // links.
   std::string identity() const;
   const std::string& library_name() const { return library_.name(); }
+  // Which file, and how it was found.
+  std::string library_origin() const { return library_.origin(); }
 
   // The cubin for `arch` (sm_90, ...) of `kernel` (a lowered name in
   // `ltoir`) alone: the other kernels of the LTO IR are left out. Thread-

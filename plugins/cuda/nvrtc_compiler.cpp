@@ -11,6 +11,8 @@
 #include <system_error>
 #include <thread>
 
+#include "vendor_library.hpp"
+
 namespace jitwarm::cuda {
 namespace {
 
@@ -93,9 +95,12 @@ std::vector<std::string> NvrtcApi::missing() const {
 }
 
 std::unique_ptr<NvrtcCompiler> NvrtcCompiler::open(std::string& why_not) {
-  gpu::DynamicLibrary library = gpu::open_with_api<NvrtcApi>(
-      {kNvrtcLibraries[0], kNvrtcLibraries[1], kNvrtcLibraries[2]}, "NVRTC",
-      why_not);
+  const gpu::VendorLibrarySearch search{
+      "NVRTC",
+      "JITWARM_NVRTC_LIBRARY",
+      {std::begin(kNvrtcLibraries), std::end(kNvrtcLibraries)}};
+  gpu::DynamicLibrary library =
+      gpu::open_vendor_library<NvrtcApi>(search, why_not);
   if (!library.is_open()) return nullptr;
   return std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(std::move(library)));
 }
@@ -140,6 +145,14 @@ std::string NvrtcCompiler::linker_identity() const {
   return linker_ != nullptr
              ? linker_->identity() + " (" + linker_->library_name() + ")"
              : std::string();
+}
+
+std::string NvrtcCompiler::libraries() const {
+  std::string text = identity() + " (" + library_.origin() + ")";
+  if (linker_ != nullptr) {
+    text += ", " + linker_->identity() + " (" + linker_->library_origin() + ")";
+  }
+  return text;
 }
 
 unsigned NvrtcCompiler::preferred_batch_size(

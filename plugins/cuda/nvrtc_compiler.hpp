@@ -110,6 +110,8 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
   std::string linker_identity() const;
 
   const std::string& library_name() const { return library_.name(); }
+  std::string library_origin() const { return library_.origin(); }
+  std::string libraries() const override;
   int major_version() const { return major_; }
   int minor_version() const { return minor_; }
   // Architectures this NVRTC compiles for (75, 80, 86, 90, ...).

@@ -19,7 +19,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._errors import (  # noqa: F401  (re-exported)
+from . import _vendor_libraries
+
+# Before any plugin can load: where this Python's nvidia packages keep NVRTC.
+_vendor_libraries.hand_to_core()
+
+from ._errors import (  # noqa: E402,F401  (re-exported)
     AbiMismatchError,
     AlreadyExistsError,
     CompileError,
@@ -35,8 +40,8 @@ from ._errors import (  # noqa: F401  (re-exported)
     Status,
     UnsupportedError,
 )
-from . import _jitwarm
-from ._jitwarm import (  # noqa: F401  (re-exported)
+from . import _jitwarm  # noqa: E402
+from ._jitwarm import (  # noqa: E402,F401  (re-exported)
     CacheBundleEntry,
     CacheBundleSummary,
     CacheSettings,
@@ -59,6 +64,7 @@ from ._jitwarm import (  # noqa: F401  (re-exported)
     WarmupTensor,
     current_launch_stream,
     dtype_name,
+    install_location,
     export_cache_bundle,
     import_cache_bundle,
     manifest_requests,
@@ -75,7 +81,7 @@ __all__ = [
     "PlatformInfo", "CacheStats", "CacheSettings", "CacheBundleSummary", "CacheBundleEntry",
     "WarmupResult", "WarmupKeyResult", "resolve_cache_settings", "export_cache_bundle",
     "import_cache_bundle", "warmup_shard",
-    "specialize_integer", "scalar_specialization_rep", "dtype_name",
+    "specialize_integer", "scalar_specialization_rep", "dtype_name", "install_location",
     "current_launch_stream", "manifest_requests", "enumerate_warmup_keys", "warmup_inputs_for",
     "Status", "Error", "InvalidArgumentError", "NotFoundError", "AlreadyExistsError",
     "UnsupportedError", "CompileError", "LaunchError", "NoDeviceError",

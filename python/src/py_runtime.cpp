@@ -290,6 +290,24 @@ void bind_runtime(py::module_& m) {
                            int_class_name(s.value_class));
       });
   m.def(
+      "install_location",
+      [] {
+        const InstallLocation& location = install_location();
+        py::dict out;
+        out["library"] = location.library;
+        out["found_beside_library"] = location.found_beside_library;
+        out["plugin_directory"] = location.plugin_directory;
+        out["kernel_directory"] = location.kernel_directory;
+        out["data_directory"] = location.data_directory;
+        out["program"] = location.program;
+        return out;
+      },
+      "Where the loaded libjitwarm's installation is: {'library', "
+      "'found_beside_library' (the directories lie next to the library, as "
+      "installed or moved, rather than at the prefix it was built for), "
+      "'plugin_directory', 'kernel_directory', "
+      "'data_directory', 'program' (the jitwarm command)}.");
+  m.def(
       "specialize_integer",
       [](py::handle value, bool do_not_specialize) {
         return specialize_integer(integer_from(value), do_not_specialize);
@@ -610,15 +628,8 @@ void bind_runtime(py::module_& m) {
             PluginLoadOptions options;
             options.strict = strict;
             if (py::isinstance<py::str>(search_path)) {
-              const std::string text = search_path.cast<std::string>();
-              std::string_view rest(text);
-              while (!rest.empty()) {
-                const auto colon = rest.find(':');
-                if (colon != 0)
-                  options.search_path.emplace_back(rest.substr(0, colon));
-                if (colon == std::string_view::npos) break;
-                rest.remove_prefix(colon + 1);
-              }
+              options.search_path =
+                  split_path_list(search_path.cast<std::string>());
             } else if (!search_path.is_none()) {
               for (py::handle p : search_path)
                 options.search_path.push_back(path_from(p));

@@ -205,6 +205,7 @@ def check_layout(install, source_root, cxx):
         problems.append("the CPU reference plugin is not in the plugin directory")
 
     problems += check_cmake_package(install)
+    problems += check_moved_prefix(install)
 
     for problem in problems:
         print(f"FAIL {problem}")
@@ -212,6 +213,43 @@ def check_layout(install, source_root, cxx):
         raise Failure(f"{len(problems)} problem(s) in the installed layout "
                       f"under {prefix}")
     print(f"ok   install layout under {prefix}")
+
+
+def check_moved_prefix(install):
+    """The installed tree lies under DESTDIR, not at the prefix it was built
+    for, as a prefix copied elsewhere does: its program, with nothing set
+    (no LD_LIBRARY_PATH, no plugin path), finds its own library, plugins,
+    kernel directory and conformance expectations."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("JITWARM_") and k != "LD_LIBRARY_PATH"}
+    env["JITWARM_NO_CACHE_DIR"] = "1"
+    program = install.dir("bindir") / "jitwarm"
+    result = subprocess.run([program, "plugins", "--json"], env=env,
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        return [f"{program} plugins failed in the moved prefix:\n"
+                f"{result.stdout}{result.stderr}"]
+    report = json.loads(result.stdout)
+    plugin_dir = install.dir("libdir") / "jitwarm" / "plugins"
+    kernel_dir = install.dir("datadir") / "jitwarm" / "kernels"
+    problems = []
+    if str(plugin_dir) not in report["searched"]:
+        problems.append(f"the moved prefix's program searched {report['searched']}, "
+                        f"not {plugin_dir}")
+    loaded = [p["path"] for p in report["plugins"] if p["status"] == "loaded"]
+    if not loaded or not all(p.startswith(str(plugin_dir) + "/") for p in loaded):
+        problems.append(f"the moved prefix loaded {loaded}, not its own plugins")
+    if str(kernel_dir) not in report["kernel_directories"]:
+        problems.append(f"the moved prefix read kernels from "
+                        f"{report['kernel_directories']}, not {kernel_dir}")
+    listed = subprocess.run([program, "conformance", "--list", "--platform", "cpu"],
+                            env=env, capture_output=True, text=True, check=False)
+    if listed.returncode != 0:
+        problems.append(f"conformance --list in the moved prefix failed:\n"
+                        f"{listed.stdout}{listed.stderr}")
+    if not problems:
+        print(f"ok   the installed tree, moved from its prefix, loads its own plugins")
+    return problems
 
 
 def check_headers_alone(includedir, headers, cxx, scratch):

@@ -46,7 +46,9 @@ command line, 3 bad input (expectations file, unknown platform or kernel),
 }  // namespace
 
 std::string installed_expectations_dir() {
-  return JITWARM_CONFORMANCE_EXPECTATIONS_DIR;
+  // Where tools/conformance/meson.build installs them, in the data
+  // directory of the installation that is loaded.
+  return installed_data_directory() + "/conformance/expectations";
 }
 
 ParsedOptions parse_options(const std::vector<std::string>& args,

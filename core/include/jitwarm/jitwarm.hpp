@@ -293,14 +293,37 @@ struct PluginLoadOptions {
   std::vector<std::string> kernel_path = {};
 };
 
-// The installed plugin directory (<libdir>/jitwarm/plugins).
+// Where this libjitwarm's installation is. An installation is found next to
+// the loaded library, so a prefix copied elsewhere and a package that pip
+// put into a virtualenv use their own plugins, kernels and data; a library
+// with no plugin directory beside it (a build tree) uses the prefix it was
+// built for.
+struct InstallLocation {
+  std::string library;  // the loaded libjitwarm, empty if unknown
+  // The directories were found next to `library` (an installation, moved
+  // or not), not at the prefix it was built for (a build tree).
+  bool found_beside_library = false;
+  std::string plugin_directory;  // <libdir>/jitwarm/plugins
+  std::string kernel_directory;  // <datadir>/jitwarm/kernels
+  std::string data_directory;    // <datadir>/jitwarm
+  std::string program;           // <bindir>/jitwarm, the command-line tool
+};
+const InstallLocation& install_location();
+
+// The installed plugin directory (install_location().plugin_directory).
 std::string installed_plugin_directory();
 // JITWARM_PLUGIN_PATH's entries, then installed_plugin_directory().
 std::vector<std::string> default_plugin_search_path();
-// The installed kernel directory (<datadir>/jitwarm/kernels).
+// The installed kernel directory (install_location().kernel_directory).
 std::string installed_kernel_directory();
+// The installed data directory (<datadir>/jitwarm): the conformance
+// expectations and the kernel-set manifest.
+std::string installed_data_directory();
 // JITWARM_KERNEL_PATH's entries, then installed_kernel_directory().
 std::vector<std::string> default_kernel_path();
+// "a:b::c" -> {"a", "b", "c"}: a colon-separated list of paths, as
+// JITWARM_PLUGIN_PATH and the command line write them.
+std::vector<std::string> split_path_list(std::string_view list);
 
 // A kernel from source (docs/kernel-descriptors.md): its descriptor (TOML)
 // and the files its program is made of, by the names its #include lines use.
