@@ -26,6 +26,8 @@ pybind11_pc=$($py -c 'import os, pybind11; print(os.path.join(os.path.dirname(py
 export PKG_CONFIG=$sys/bin/pkgconf
 export PKG_CONFIG_LIBDIR=$pc:$pybind11_pc
 export BOOST_INCLUDEDIR=$sys/usr/include BOOST_LIBRARYDIR=$libs
+# Headers found without a pkg-config file (DLPack's).
+export CPATH=$sys/usr/include${CPATH:+:$CPATH}
 export LIBRARY_PATH=$libs${LIBRARY_PATH:+:$LIBRARY_PATH}
 export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$sys/python${PYTHONPATH:+:$PYTHONPATH}

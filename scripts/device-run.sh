@@ -85,7 +85,7 @@ if want python; then
     export PYTHONPATH=$site
     export LD_LIBRARY_PATH=$(bash scripts/device-pip.sh --libraries):/usr/local/cuda/lib64
     unset JITWARM_PLUGIN_PATH
-    python3 -c 'import torch, jitwarm; print("jitwarm from", jitwarm.__file__); print(jitwarm.install_location())' 2>&1 | tee -a "$OUT/python.txt"
+    python3 -c 'import os, torch, jitwarm; print("jitwarm from", jitwarm.__file__); print(jitwarm.install_location()); print("JITWARM_VENDOR_LIBRARY_PATH=" + os.environ.get("JITWARM_VENDOR_LIBRARY_PATH", "")); print(jitwarm.Runtime().load_plugins().to_text())' 2>&1 | tee -a "$OUT/python.txt"
     "$site/bin/jitwarm" plugins 2>&1 | grep -E "searched|loaded|platform cuda" | tee -a "$OUT/python.txt"
     python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
     python3 bench/torch_query_costs.py 2>&1 | tee -a "$OUT/python.txt"

@@ -75,7 +75,7 @@ DynamicLibrary::~DynamicLibrary() {
 
 std::string DynamicLibrary::origin() const {
   std::string text = path_.empty() ? name_ : path_;
-  if (!found_by_.empty()) text += ", found by " + found_by_;
+  if (!found_by_.empty()) text += ", " + found_by_;
   return text;
 }
 

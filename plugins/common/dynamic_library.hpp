@@ -39,7 +39,8 @@ class DynamicLibrary {
   // The file the dynamic loader mapped for it
   // ("/usr/local/cuda-13.0/lib/libnvrtc.so.13"), or empty.
   const std::string& path() const { return path_; }
-  // How it was found, when a search opened it ("the dynamic loader").
+  // How it was found, when a search opened it ("found by the dynamic
+  // loader", "already loaded in the process").
   const std::string& found_by() const { return found_by_; }
   void set_found_by(std::string how) { found_by_ = std::move(how); }
   // "/usr/local/cuda/lib64/libnvrtc.so.13, found by the dynamic loader":

@@ -62,12 +62,12 @@ std::vector<VendorLibraryCandidate> vendor_library_candidates(
     out.push_back({std::move(file), "already loaded in the process"});
   }
   for (const std::string& name : search.names) {
-    out.push_back({name, "the dynamic loader"});
+    out.push_back({name, "found by the dynamic loader"});
   }
   const std::pair<std::string, std::string> toolkits[] = {
-      {environment("CUDA_HOME"), "$CUDA_HOME"},
-      {environment("CUDA_PATH"), "$CUDA_PATH"},
-      {"/usr/local/cuda", "/usr/local/cuda"}};
+      {environment("CUDA_HOME"), "found in $CUDA_HOME"},
+      {environment("CUDA_PATH"), "found in $CUDA_PATH"},
+      {"/usr/local/cuda", "found in /usr/local/cuda"}};
   std::vector<std::string> roots_seen;
   for (const auto& [root, label] : toolkits) {
     if (root.empty() || std::find(roots_seen.begin(), roots_seen.end(), root) !=
@@ -84,8 +84,8 @@ std::vector<VendorLibraryCandidate> vendor_library_candidates(
   for (const std::string& directory :
        support::split_path_list(environment(kVendorLibraryPathVariable))) {
     for (const std::string& name : search.names) {
-      out.push_back(
-          {(fs::path(directory) / name).string(), kVendorLibraryPathVariable});
+      out.push_back({(fs::path(directory) / name).string(),
+                     std::string("found in ") + kVendorLibraryPathVariable});
     }
   }
   return out;
@@ -109,7 +109,7 @@ DynamicLibrary open_vendor_library(
                 lacks(library.name(), missing);
       return DynamicLibrary();
     }
-    library.set_found_by(search.file_variable);
+    library.set_found_by("named by " + search.file_variable);
     return library;
   }
   std::string passed_over;  // libraries that opened without the API

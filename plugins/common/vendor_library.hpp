@@ -39,7 +39,8 @@ inline constexpr const char* kVendorLibraryPathVariable =
     "JITWARM_VENDOR_LIBRARY_PATH";
 
 // One place to try: a file name for the dynamic loader or a path, and the
-// step it belongs to ("the dynamic loader", "$CUDA_HOME", ...).
+// step it belongs to, as reports say it ("found by the dynamic loader",
+// "found in $CUDA_HOME", ...).
 struct VendorLibraryCandidate {
   std::string file;
   std::string found_by;

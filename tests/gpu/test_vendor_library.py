@@ -72,19 +72,19 @@ def check_search_order(probe_path, library, without_entry, root):
     }
     # Each step wins over every later one: take the earlier ones away in turn.
     steps = [
-        ("the named file", {}, None, explicit, "JITWARM_FAKE_VENDOR_LIBRARY"),
+        ("the named file", {}, None, explicit, "named by JITWARM_FAKE_VENDOR_LIBRARY"),
         ("a copy already loaded", {"JITWARM_FAKE_VENDOR_LIBRARY": None}, loaded, loaded,
          "already loaded in the process"),
         ("the dynamic loader", {"JITWARM_FAKE_VENDOR_LIBRARY": None}, None, loader,
-         "the dynamic loader"),
+         "found by the dynamic loader"),
         ("$CUDA_HOME", {"JITWARM_FAKE_VENDOR_LIBRARY": None, "LD_LIBRARY_PATH": None}, None,
-         cuda_home, "$CUDA_HOME"),
+         cuda_home, "found in $CUDA_HOME"),
         ("$CUDA_PATH", {"JITWARM_FAKE_VENDOR_LIBRARY": None, "LD_LIBRARY_PATH": None,
-                        "CUDA_HOME": None}, None, cuda_path, "$CUDA_PATH"),
+                        "CUDA_HOME": None}, None, cuda_path, "found in $CUDA_PATH"),
         ("the nvidia packages' directories", {"JITWARM_FAKE_VENDOR_LIBRARY": None,
                                                "LD_LIBRARY_PATH": None, "CUDA_HOME": None,
                                                "CUDA_PATH": None}, None, wheels,
-         "JITWARM_VENDOR_LIBRARY_PATH"),
+         "found in JITWARM_VENDOR_LIBRARY_PATH"),
     ]
     for label, removed, preload, want_path, want_how in steps:
         env = {k: v for k, v in everywhere.items() if removed.get(k, "") is not None}
@@ -107,7 +107,7 @@ def check_search_order(probe_path, library, without_entry, root):
     out = probe(probe_path, {"LD_LIBRARY_PATH": str(lacking.parent),
                              "JITWARM_VENDOR_LIBRARY_PATH": str(wheels.parent)})
     check("a library without the entry point is passed over for the next place",
-          out == f"found {wheels} | JITWARM_VENDOR_LIBRARY_PATH | 42", out)
+          out == f"found {wheels} | found in JITWARM_VENDOR_LIBRARY_PATH | 42", out)
     out = probe(probe_path, {"LD_LIBRARY_PATH": str(lacking.parent)})
     check("... and named with what it lacks when nothing else is found",
           out.startswith("not found | ") and "lacks jw_fake_vendor_entry" in out, out)
@@ -123,7 +123,7 @@ def check_search_order(probe_path, library, without_entry, root):
     out = probe(probe_path, {"JITWARM_VENDOR_LIBRARY_PATH": f"::{root / 'none'}::"
                                                             f"{wheels.parent}:"})
     check("empty and missing entries of JITWARM_VENDOR_LIBRARY_PATH are skipped",
-          out == f"found {wheels} | JITWARM_VENDOR_LIBRARY_PATH | 42", out)
+          out == f"found {wheels} | found in JITWARM_VENDOR_LIBRARY_PATH | 42", out)
 
 
 def check_cuda_plugin(jitwarm, plugin_dir, nvrtc, root):
@@ -143,7 +143,7 @@ def check_cuda_plugin(jitwarm, plugin_dir, nvrtc, root):
                  if p.startswith("cuda:")]
     check("the CUDA plugin's report names the NVRTC it opened and how",
           len(platforms) == 1 and
-          f"({copy}, found by JITWARM_NVRTC_LIBRARY)" in platforms[0],
+          f"({copy}, named by JITWARM_NVRTC_LIBRARY)" in platforms[0],
           result.stdout[-3000:] + result.stderr[-3000:])
     env["JITWARM_NVRTC_LIBRARY"] = str(root / "no-such-libnvrtc.so")
     result = subprocess.run([jitwarm, "plugins", "--json"], env=env, capture_output=True,
