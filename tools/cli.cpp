@@ -171,12 +171,32 @@ void PluginOptions::add_to(po::options_description& d) {
       "kernel-path", po::value(&kernel_path),
       "colon-separated kernel directories (kernels from source; default: "
       "$JITWARM_KERNEL_PATH, then the installed kernel directory)")(
-      "strict", po::bool_switch(&strict), "a rejected plugin is an error");
+      "strict", po::bool_switch(&strict), "a rejected plugin is an error")(
+      "no-probe", po::bool_switch(&no_probe),
+      "load plugins in this process without first loading each in a child "
+      "process (then a plugin that crashes, exits or hangs in its own code "
+      "takes the command with it)")(
+      "probe-timeout",
+      po::value(&probe_timeout_seconds)
+          ->default_value(probe_timeout_seconds)
+          ->notifier([](double seconds) {
+            if (!(seconds > 0 && seconds <= 3600)) {
+              throw po::error(
+                  "--probe-timeout takes seconds, more than 0 and at most "
+                  "3600");
+            }
+          }),
+      "how long a plugin may take to load in its probe process before it "
+      "is rejected as hung (seconds)");
 }
 
 PluginLoadOptions PluginOptions::to_load_options() const {
   PluginLoadOptions o;
   o.strict = strict;
+  // A plugin that crashes in its own code must not take the command down:
+  // each candidate loads in a child process first (core/src/plugin_probe).
+  o.isolate = !no_probe;
+  o.probe_timeout_seconds = probe_timeout_seconds;
   if (!plugin_path.empty()) {
     o.search_path = split_path_list(plugin_path);
   } else {

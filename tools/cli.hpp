@@ -95,6 +95,9 @@ struct PluginOptions {
   std::string kernel_path;  // colon-separated; empty = default
   std::vector<std::string> extra_plugins;
   bool strict = false;
+  // Load plugins in this process without probing each in a child first.
+  bool no_probe = false;
+  double probe_timeout_seconds = PluginLoadOptions{}.probe_timeout_seconds;
   void add_to(po::options_description& d);
   PluginLoadOptions to_load_options() const;
 };

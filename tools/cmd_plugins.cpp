@@ -6,46 +6,8 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "worker_pool.hpp"
 
 namespace jitwarm::cli {
-namespace {
-
-// How long one candidate may take to load in its probe process.
-constexpr double kProbeTimeoutSeconds = 60;
-
-// `plugins --isolated`: a plugin whose entry point crashes, aborts or exits
-// takes an in-process load down with it (docs/plugin-abi.md P14), so each
-// candidate is first loaded in a child process of its own; one that dies or
-// hangs there is reported as rejected and never loaded here.
-std::optional<std::string> probe_in_child(const std::string& path) {
-  const std::vector<detail::ItemEnd> ends = detail::run_isolated(
-      1,
-      [&path]() -> detail::ItemRunner {
-        return [&path](std::size_t) {
-          RuntimeOptions quiet;
-          quiet.log = [](jw_log_level, const std::string&) {};
-          Runtime runtime(without_caches(quiet));
-          const PluginLoadRecord record = runtime.load_plugin(path);
-          return detail::ItemOutcome{{{"loaded", record.loaded}}, false};
-        };
-      },
-      detail::IsolationOptions{1, kProbeTimeoutSeconds, 0, "probe"});
-  const detail::ItemEnd& end = ends.front();
-  switch (end.kind) {
-    case detail::ItemEndKind::crashed:
-      return "crashed in a child process: " + end.detail;
-    case detail::ItemEndKind::timed_out:
-      return "hung in a child process: " + end.detail;
-    case detail::ItemEndKind::completed:
-    case detail::ItemEndKind::failed:
-      // It came back (loaded or rejected): the real load says which.
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 int cmd_plugins(const std::vector<std::string>& args) {
   po::options_description options("options");
@@ -57,11 +19,12 @@ int cmd_plugins(const std::vector<std::string>& args) {
                         "print the load report as JSON")(
       "isolated", po::bool_switch(&isolated),
       "load each candidate in a child process first: one that crashes, "
-      "aborts, exits or hangs there is reported as rejected");
+      "aborts, exits or hangs there is reported as rejected (the default; "
+      "--no-probe turns it off)");
   po::variables_map vm;
   int code = kExitOk;
   if (!parse("plugins",
-             "[--json] [--isolated] [--plugin-path DIRS] [--plugin FILE]... "
+             "[--json] [--no-probe] [--plugin-path DIRS] [--plugin FILE]... "
              "[--strict]",
              options, nullptr, args, vm, &code)) {
     return code;
@@ -75,7 +38,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   Runtime runtime(without_caches(quiet));
   PluginLoadOptions load = plugins.to_load_options();
   load.strict = false;  // report everything, then decide
-  if (isolated) load.vet = probe_in_child;
+  load.isolate = load.isolate || isolated;
   const PluginLoadReport report = runtime.load_plugins(load);
   if (json) {
     nlohmann::json j = nlohmann::json::parse(report.to_json());

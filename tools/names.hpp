@@ -5,31 +5,21 @@
 // agree.
 #pragma once
 
+#include <jitwarm/jitwarm.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace jitwarm::cli {
 
-// The candidates closest to `typed` (edit distance with transpositions, as
-// git suggests commands), best first; empty when none is close enough to
-// be what the user meant.
-std::vector<std::string> closest_spellings(
-    std::string_view typed, const std::vector<std::string>& candidates);
-
-// "; did you mean 'x'?" / "; did you mean one of 'x', 'y'?", or "".
-std::string did_you_mean(const std::vector<std::string>& suggestions);
-
-// The part of a kernel name after its last dot ("rms_norm").
-std::string_view short_kernel_name(std::string_view full_name);
-
-// The full name of the kernel `typed` names among `kernels` (full names):
-// the full name itself, or a short name that exactly one kernel has.
-// Throws Error(JW_ERROR_NOT_FOUND) for no match (with the closest names) and
-// Error(JW_ERROR_INVALID_ARGUMENT) when several kernels have that short
-// name, listing them.
-std::string resolve_kernel_name(std::string_view typed,
-                                const std::vector<std::string>& kernels);
+// closest_spellings, did_you_mean, short_kernel_name and
+// resolve_kernel_name are the core's (jitwarm.hpp, "Names"): the runtime
+// resolves what a host's user types as the command does.
+using jitwarm::closest_spellings;
+using jitwarm::did_you_mean;
+using jitwarm::resolve_kernel_name;
+using jitwarm::short_kernel_name;
 
 // Checks a `--kernel` filter of the conformance runner against the kernels
 // under test: a glob (*, ? or [) must match a full or a short name; a plain

@@ -50,22 +50,31 @@ JITWARM_EXPORT void jw_runtime_destroy(jw_runtime* runtime) {
   delete runtime;
 }
 
-JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime,
-                                                 const char* search_path,
-                                                 int strict) {
+namespace {
+
+jw_status load_plugins(jw_runtime* runtime,
+                       jitwarm::PluginLoadOptions options) {
   return c_guard([&] {
     require(runtime, "runtime");
-    jitwarm::PluginLoadOptions options;
-    options.strict = strict != 0;
-    if (search_path != nullptr) {
-      options.search_path = jitwarm::split_path_list(search_path);
-    }
     const jitwarm::PluginLoadReport report =
         runtime->runtime.load_plugins(options);
     runtime->searched_directories.insert(runtime->searched_directories.end(),
                                          report.searched_directories.begin(),
                                          report.searched_directories.end());
   });
+}
+
+}  // namespace
+
+JITWARM_EXPORT jw_status jw_runtime_load_plugins(jw_runtime* runtime,
+                                                 const char* search_path,
+                                                 int strict) {
+  jitwarm::PluginLoadOptions options;
+  options.strict = strict != 0;
+  if (search_path != nullptr) {
+    options.search_path = jitwarm::split_path_list(search_path);
+  }
+  return load_plugins(runtime, std::move(options));
 }
 
 JITWARM_EXPORT jw_status jw_runtime_load_plugin(jw_runtime* runtime,
@@ -980,6 +989,25 @@ JITWARM_EXPORT jw_status jw_warmup_shard(const jw_compile_key* const* plan,
     c.count = static_cast<uint32_t>(list->pointers.size());
     *out_keys = list.release();
   });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_load_plugins_with_options(
+    jw_runtime* runtime, const jw_plugin_load_options* options) {
+  jitwarm::PluginLoadOptions load;
+  const jw_status read = c_guard([&] {
+    const jw_plugin_load_options o =
+        read_sized(options, "jw_plugin_load_options");
+    load.strict = o.strict != 0;
+    load.isolate = o.isolate != 0;
+    if (o.probe_timeout_ms != 0) {
+      load.probe_timeout_seconds = o.probe_timeout_ms / 1000.0;
+    }
+    if (o.search_path != nullptr) {
+      load.search_path = jitwarm::split_path_list(o.search_path);
+    }
+  });
+  if (read != JW_OK) return read;
+  return load_plugins(runtime, std::move(load));
 }
 
 }  // extern "C"

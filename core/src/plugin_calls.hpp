@@ -11,8 +11,8 @@
 // core's C callbacks, is guarded where the core implements them (c_guard).
 //
 // What no guard can contain: a plugin that crashes (SIGSEGV), aborts or
-// exits takes the process with it. `jitwarm plugins --isolated` probes each
-// candidate in a child process first (docs/plugin-abi.md P14).
+// exits takes the process with it. A probing load loads each candidate in a
+// child process first (plugin_probe.hpp; docs/plugin-abi.md P14).
 #pragma once
 
 #include <jitwarm/jitwarm.h>

@@ -18,6 +18,7 @@
 
 #include "errors.hpp"
 #include "plugin_calls.hpp"
+#include "plugin_probe.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
@@ -92,10 +93,12 @@ class PluginLibrary {
         api_->struct_size >= offsetof(jw_plugin_api, unregister_all) +
                                  sizeof(api_->unregister_all) &&
         api_->unregister_all != nullptr) {
+      note_plugin_stage("unregister_all");
       call_into_plugin(&runtime_.logger(), path_, "unregister_all",
                        [&] { api_->unregister_all(&host_); });
     }
     if (--mapped.users(native_) == 0 && api_->shutdown != nullptr) {
+      note_plugin_stage("shutdown");
       call_into_plugin(&runtime_.logger(), path_, "shutdown",
                        [&] { api_->shutdown(); });
     }
@@ -449,6 +452,25 @@ std::string dlerror_text(const std::string& what) {
   return what.substr(at + marker.size(), end - at - marker.size());
 }
 
+// Why `path` cannot be a plugin file before it is even read, or "": a
+// directory named like a plugin, a symbolic link to nothing.
+std::string not_a_file_why(const std::string& path) {
+  std::error_code error;
+  const fs::file_status link = fs::symlink_status(path, error);
+  if (error || !fs::exists(link)) return "does not exist";
+  if (fs::is_symlink(link)) {
+    const fs::path target = fs::read_symlink(path, error);
+    if (!fs::exists(path, error)) {
+      return fmt::format("a symbolic link to {}, which does not exist",
+                         target.string());
+    }
+  }
+  const fs::file_status status = fs::status(path, error);
+  if (fs::is_directory(status)) return "a directory, not a shared object";
+  if (!fs::is_regular_file(status)) return "not a regular file";
+  return "";
+}
+
 void reject(PluginLoadRecord& r, PluginRejection why, std::string detail) {
   r.loaded = false;
   r.rejection = why;
@@ -492,7 +514,32 @@ void PluginLibrary::build_host_table() {
 }
 
 PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
-  return load_plugin(path, source_of(path, {installed_plugin_directory()}));
+  const ImplSource source = source_of(path, {installed_plugin_directory()});
+  if (plugin_isolation(false)) {
+    if (std::optional<std::string> why =
+            probe_plugins({path}, PluginLoadOptions{}.probe_timeout_seconds)
+                .front()) {
+      return reject_unprobed(path, source, std::move(*why), nullptr);
+    }
+  }
+  return load_plugin(path, source);
+}
+
+PluginLoadRecord RuntimeImpl::reject_unprobed(const std::string& path,
+                                              ImplSource source,
+                                              std::string why,
+                                              std::size_t* history_index) {
+  PluginLoadRecord record;
+  record.path = path;
+  record.precedence = std::string(to_string(source));
+  reject(record, PluginRejection::crashed_in_probe, std::move(why));
+  logger_.log(JW_LOG_WARNING,
+              fmt::format("plugin {} rejected ({}): {}", path,
+                          to_string(record.rejection), record.detail));
+  std::lock_guard lock(history_mutex_);
+  if (history_index != nullptr) *history_index = history_.size();
+  history_.push_back(record);
+  return record;
 }
 
 PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
@@ -516,8 +563,8 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
     return record;
   };
 
-  if (!fs::is_regular_file(path)) {
-    reject(record, PluginRejection::not_a_shared_object, "not a regular file");
+  if (std::string why = not_a_file_why(path); !why.empty()) {
+    reject(record, PluginRejection::not_a_shared_object, std::move(why));
     return finish();
   }
   if (ElfCheck elf = check_elf(path); !elf.ok) {
@@ -528,6 +575,7 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
   auto library = std::make_shared<PluginLibrary>(*this, path, source);
   library->self_ = &library;
   try {
+    note_plugin_stage("its static constructors");
     library->library_ = &MappedLibraries::instance().open(path);
   } catch (const std::exception& e) {
     // boost::dll reports through boost::dll::fs::system_error, which is
@@ -558,6 +606,7 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
   set_last_error("");
   jw_status status = JW_OK;
   try {
+    note_plugin_stage(JITWARM_PLUGIN_ENTRY_SYMBOL);
     status = negotiate(&n);
   } catch (...) {
     reject(record, PluginRejection::negotiation_failed,
@@ -623,6 +672,7 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
     ++mapped.users(library->native_);
     library->counted_ = true;  // from here on its end calls shutdown
     try {
+      note_plugin_stage("register_all");
       registered = library->api_->register_all(&library->host_);
     } catch (...) {
       registered = JW_ERROR_INTERNAL;
@@ -726,6 +776,20 @@ void RuntimeImpl::note_dropped(const std::vector<DroppedImpl>& dropped) {
       if (!r.loaded || r.path != d.origin) continue;
       std::erase(r.kernels, d.kernel);
       r.dropped.push_back(d.kernel + ": " + d.why);
+      // A plugin left with nothing (every implementation it registered
+      // dropped, no schema, no platform) serves nothing: it is rejected,
+      // with why, rather than reported loaded.
+      if (r.kernels.empty() && r.schemas.empty() && r.platforms.empty()) {
+        std::string why;
+        for (const std::string& note : r.dropped) {
+          why += (why.empty() ? "" : "; ") + note;
+        }
+        reject(r, PluginRejection::registration_failed,
+               "none of its implementations fits its kernel's schema: " + why);
+        logger_.log(JW_LOG_WARNING,
+                    fmt::format("plugin {} rejected ({}): {}", r.path,
+                                to_string(r.rejection), r.detail));
+      }
     }
   }
 }
@@ -747,9 +811,12 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
     if (fs::is_directory(entry, ec)) {
       report.searched_directories.push_back(entry);
       std::vector<std::string> files;
+      // Everything named like a plugin is a candidate, files or not: a
+      // directory or a dangling link of that name is reported rejected
+      // (load_plugin says what it is), never silently passed over.
       for (const auto& f : fs::directory_iterator(entry, ec)) {
         const std::string name = f.path().filename().string();
-        if (f.is_regular_file(ec) && name.size() > 3 && name.ends_with(".so")) {
+        if (name.size() > 3 && name.ends_with(".so")) {
           files.push_back(f.path().string());
         }
       }
@@ -767,26 +834,23 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
       report.searched_directories.push_back(entry + " (not found)");
     }
   }
+  // A candidate that crashes, exits or hangs in a child process is not
+  // loaded here (plugin_probe.hpp).
+  std::vector<std::optional<std::string>> probed(candidates.size());
+  if (plugin_isolation(options.isolate)) {
+    probed = probe_plugins(candidates, options.probe_timeout_seconds);
+  }
   std::vector<std::size_t> history_index(candidates.size(), SIZE_MAX);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::string& candidate = candidates[i];
     const ImplSource source = source_of(candidate, bundled);
-    if (options.vet) {
-      if (std::optional<std::string> why = options.vet(candidate)) {
-        PluginLoadRecord record;
-        record.path = candidate;
-        record.precedence = std::string(to_string(source));
-        reject(record, PluginRejection::crashed_in_probe, std::move(*why));
-        logger_.log(JW_LOG_WARNING,
-                    fmt::format("plugin {} rejected ({}): {}", candidate,
-                                to_string(record.rejection), record.detail));
-        std::lock_guard lock(history_mutex_);
-        history_index[i] = history_.size();
-        history_.push_back(std::move(record));
-        continue;
-      }
+    if (!probed[i] && options.vet) probed[i] = options.vet(candidate);
+    if (probed[i]) {
+      reject_unprobed(candidate, source, std::move(*probed[i]),
+                      &history_index[i]);
+    } else {
+      load_plugin(candidate, source, &history_index[i]);
     }
-    load_plugin(candidate, source, &history_index[i]);
   }
   // A later candidate may have dropped an earlier one's implementation
   // (note_dropped): report the records as they stand now.

@@ -171,12 +171,9 @@ std::vector<PluginLoadRecord> Runtime::load_history() const {
 KernelHandle Runtime::kernel(std::string_view name) const {
   auto slot = impl_->registry().slot(name);
   if (!slot) {
-    std::string known;
-    for (const auto& n : impl_->registry().kernel_names())
-      known += (known.empty() ? "" : ", ") + n;
-    detail::fail(
-        JW_ERROR_NOT_FOUND, "unknown kernel '{}' (known kernels: {})", name,
-        known.empty() ? std::string("none; load plugins first") : known);
+    // A short name ("rms_norm") that one kernel has, as the command takes.
+    slot = impl_->registry().slot(
+        resolve_kernel_name(name, impl_->registry().kernel_names()));
   }
   return KernelHandle(impl_, std::move(slot));
 }
@@ -195,7 +192,9 @@ std::vector<ImplementationInfo> Runtime::implementations(
 }
 
 KernelExplanation Runtime::explain(std::string_view name) const {
-  return impl_->registry().explain(name);
+  if (impl_->registry().slot(name)) return impl_->registry().explain(name);
+  return impl_->registry().explain(
+      resolve_kernel_name(name, impl_->registry().kernel_names()));
 }
 
 std::vector<PlatformInfo> Runtime::platforms() const {

@@ -56,6 +56,10 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   // place in `history`.
   PluginLoadRecord load_plugin(const std::string& path, ImplSource source,
                                std::size_t* history_index = nullptr);
+  // The record of a candidate whose probe died (plugin_probe.hpp): rejected
+  // with `why`, never loaded here.
+  PluginLoadRecord reject_unprobed(const std::string& path, ImplSource source,
+                                   std::string why, std::size_t* history_index);
   PluginLoadReport load_plugins(const PluginLoadOptions& options);
   std::vector<PluginLoadRecord> load_history() const;
   void commit(RegistrationStaging& staging, const std::string& origin,

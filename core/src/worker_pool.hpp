@@ -1,6 +1,6 @@
 // worker_pool.hpp — running work items in worker processes, so an item
 // that crashes or hangs is reported as such and the run goes on: the
-// conformance runner's cases, `jitwarm plugins --isolated`'s probes and
+// conformance runner's cases and
 // process-parallel warmup's batches (warmup_execution.cpp).
 //
 // Owns the worker lifecycle and its pipe protocol. The parent forks

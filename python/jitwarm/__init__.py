@@ -201,8 +201,10 @@ class Runtime(_jitwarm.Runtime):
             else os.environ.get("JITWARM_JIT_RECORD") or None)
 
     def kernel(self, name: str) -> Kernel:
-        """The kernel's handle (one per name, kept): call it to launch. It
-        resolves the implementation at every launch, so overrides apply at once."""
+        """The kernel's handle (one per name, kept): call it to launch. `name` is
+        the full name or a short one that one kernel has ("rms_norm"), as the
+        `jitwarm` command takes it. It resolves the implementation at every
+        launch, so overrides apply at once."""
         kernel = self._kernels.get(name)
         if kernel is None:
             kernel = self._kernels[name] = self._kernel(name)

@@ -624,9 +624,14 @@ void bind_runtime(py::module_& m) {
            py::arg("remote_timeout") = py::none())
       .def(
           "load_plugins",
-          [](Runtime& rt, py::object search_path, bool strict) {
+          [](Runtime& rt, py::object search_path, bool strict, bool isolate,
+             py::object probe_timeout) {
             PluginLoadOptions options;
             options.strict = strict;
+            options.isolate = isolate;
+            if (!probe_timeout.is_none()) {
+              options.probe_timeout_seconds = probe_timeout.cast<double>();
+            }
             if (py::isinstance<py::str>(search_path)) {
               options.search_path =
                   split_path_list(search_path.cast<std::string>());
@@ -636,7 +641,8 @@ void bind_runtime(py::module_& m) {
             }
             return call_core([&] { return rt.load_plugins(options); });
           },
-          py::arg("search_path") = py::none(), py::arg("strict") = false)
+          py::arg("search_path") = py::none(), py::arg("strict") = false,
+          py::arg("isolate") = false, py::arg("probe_timeout") = py::none())
       .def(
           "load_plugin",
           [](Runtime& rt, py::handle path, bool strict) {

@@ -939,3 +939,43 @@ done:
   jw_runtime_destroy(rt);
   return RESULT();
 }
+
+/* jw_runtime_load_plugins_with_options: the plugin path (JITWARM_PLUGIN_PATH)
+ * probed in a child process first, loading what an in-process load loads;
+ * a struct too small to hold its header is refused; NULL loads as
+ * jw_runtime_load_plugins(rt, NULL, 0) does. */
+const char* scenario_load_with_options(void) {
+  jw_runtime* rt = NULL;
+  jw_string_list* names = NULL;
+  char* text = NULL;
+  PASSED();
+  EXPECT(jw_runtime_create(&rt) == JW_OK);
+  jw_plugin_load_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.isolate = 1;
+  options.probe_timeout_ms = 120000;
+  EXPECT(jw_runtime_load_plugins_with_options(rt, &options) == JW_OK);
+  EXPECT(jw_runtime_kernel_names(rt, &names) == JW_OK);
+  EXPECT(names->count == 10);
+  jw_string_list_free(names);
+  names = NULL;
+  EXPECT(jw_runtime_load_report(rt, JW_FORMAT_TEXT, &text) == JW_OK);
+  EXPECT(contains(text, "loaded    ") && !contains(text, "crashed in probe"));
+  jw_string_free(text);
+  text = NULL;
+  options.struct_size = 4;
+  EXPECT(jw_runtime_load_plugins_with_options(rt, &options) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "jw_plugin_load_options"));
+  jw_runtime_destroy(rt);
+  rt = NULL;
+  EXPECT(jw_runtime_create(&rt) == JW_OK);
+  EXPECT(jw_runtime_load_plugins_with_options(rt, NULL) == JW_OK);
+  EXPECT(jw_runtime_kernel_names(rt, &names) == JW_OK);
+  EXPECT(names->count == 10);
+done:
+  jw_string_list_free(names);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}

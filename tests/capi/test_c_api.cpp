@@ -17,6 +17,7 @@ const char* scenario_counters(void);
 const char* scenario_cache_settings(void);
 const char* scenario_bundles(void);
 const char* scenario_shards_and_remote_counters(void);
+const char* scenario_load_with_options(void);
 }
 
 namespace {
@@ -104,4 +105,10 @@ TEST_CASE(
     "shards cover the plan, every key compiles, and the remote counters say "
     "what failed") {
   check_scenario(scenario_shards_and_remote_counters());
+}
+
+TEST_CASE(
+    "given load options from C, when the plugins are probed in a child "
+    "first, then they load as in-process, and a short struct is refused") {
+  check_scenario(scenario_load_with_options());
 }

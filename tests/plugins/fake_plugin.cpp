@@ -43,9 +43,8 @@
 
 #include <thread>
 #endif
-#if defined(FAKE_ENTRY_SEGFAULTS)
 #include <csignal>
-#endif
+#include <thread>
 #if defined(FAKE_RMS_NORM_OFF_BY_1_PERCENT)
 #include <jitwarm/plugin/float16.hpp>
 
@@ -56,6 +55,20 @@
 
 // Each variant uses a different subset of the helpers below.
 #pragma GCC diagnostic ignored "-Wunused-function"
+
+namespace {
+
+// What the crashing variants do where they crash (FAKE_<WHERE>_SEGFAULTS,
+// _ABORTS, _EXITS, _SPINS for WHERE = ENTRY, REGISTER): the process dies
+// by a signal, by abort(), by exit(3), or never comes back.
+[[maybe_unused]] void segfault() {
+  std::raise(SIGSEGV);
+}
+[[maybe_unused]] [[noreturn]] void spin() {
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+}  // namespace
 
 #ifndef FAKE_PLUGIN_NAME
 #define FAKE_PLUGIN_NAME "jitwarm-fake-good"
@@ -412,6 +425,15 @@ jw_kernel_schema malformed_schema(jw_param_desc* params) {
 
 jw_status register_all(const jw_host_api* host) {
   g_host = host;
+#if defined(FAKE_REGISTER_SEGFAULTS)
+  segfault();
+#elif defined(FAKE_REGISTER_ABORTS)
+  std::abort();
+#elif defined(FAKE_REGISTER_EXITS)
+  std::exit(3);
+#elif defined(FAKE_REGISTER_SPINS)
+  spin();
+#endif
 #if defined(FAKE_REGISTER_ALL_THROWS)
   throw_fault("register_all");
 #elif defined(FAKE_THREAD_THEN_REJECTED)
@@ -548,7 +570,7 @@ jitwarm_plugin_negotiate(jw_plugin_negotiation* n) {
   throw_fault("negotiate");
 #elif defined(FAKE_ENTRY_SEGFAULTS)
   (void)n;
-  std::raise(SIGSEGV);
+  segfault();
   return JW_OK;
 #elif defined(FAKE_ENTRY_ABORTS)
   (void)n;
@@ -556,6 +578,9 @@ jitwarm_plugin_negotiate(jw_plugin_negotiation* n) {
 #elif defined(FAKE_ENTRY_EXITS)
   (void)n;
   std::exit(3);
+#elif defined(FAKE_ENTRY_SPINS)
+  (void)n;
+  spin();
 #else
   if (n->core_max_version < 1) return JW_ERROR_ABI_MISMATCH;
   n->plugin_version = 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The plugin boundary through the `jitwarm` command: conformance tests the
 plugin it is given (or refuses, saying why) whatever else is on the path;
-`plugins --isolated` lists a directory of crashing plugins; `explain` shows
+`plugins` probes a directory of crashing plugins and lists them; `explain` shows
 why the winner wins. Usage: test_plugin_cli.py JITWARM REFERENCE_PLUGIN_DIR
 WRONG_RMS_NORM_PLUGIN ZOO_DIR ZOO_CRASH_DIR FAKE_PLUGIN_DIR. Prints one line
 per check; exits 1 on failure."""
@@ -67,35 +67,55 @@ try:
           code == 4 and "another copy of jitwarm-rms-norm-off-by-1-percent" in err,
           out[-300:] + err)
 
-    # plugins --isolated: crashing entry points are reported, the listing
-    # goes on, and the rest loads as it would in-process.
-    code, out, err = run("plugins", "--isolated", "--json",
+    # plugins: every candidate is probed in a child process first (the
+    # default): plugins that crash, exit or spin in negotiate or
+    # register_all are reported with what happened and where, the listing
+    # goes on, and the rest loads as it would in-process. (The exact texts
+    # are tests/plugins/test_plugin_probe.cpp's; a sanitizer build ends a
+    # crashing child its own way.)
+    code, out, err = run("plugins", "--json", "--probe-timeout", "5",
                          "--plugin-path", f"{ZOO_CRASH}:{ZOO}:{REFERENCE}", plugin_path="")
     listing = json.loads(out) if code == 0 else {"plugins": []}
     by_file = {os.path.basename(p["path"]): p for p in listing["plugins"]}
-    check("plugins --isolated lists every candidate and exits 0",
-          code == 0 and len(by_file) == 3 + 15 + 1, err)
-    for file, how in (("libjitwarm-zoo-entry-segfaults.so", "signal 11"),
-                      ("libjitwarm-zoo-entry-aborts.so", "signal 6"),
-                      ("libjitwarm-zoo-entry-exits.so", "exited with status 3")):
-        p = by_file.get(file, {})
-        check(f"plugins --isolated: {file} rejected as crashed in a child",
+    check("plugins lists every candidate and exits 0",
+          code == 0 and len(by_file) == 8 + 15 + 1, err)
+    for variant, where in (("entry-segfaults", "jitwarm_plugin_negotiate"),
+                           ("entry-aborts", "jitwarm_plugin_negotiate"),
+                           ("entry-exits", "jitwarm_plugin_negotiate"),
+                           ("entry-spins", "jitwarm_plugin_negotiate"),
+                           ("register-segfaults", "register_all"),
+                           ("register-aborts", "register_all"),
+                           ("register-exits", "register_all"),
+                           ("register-spins", "register_all")):
+        p = by_file.get(f"libjitwarm-zoo-{variant}.so", {})
+        how = {"spins": "timed out after 5 s while loading",
+               "exits": "exited with status ",
+               "segfaults": "crashed while loading: SIG",
+               "aborts": "crashed while loading: SIGABRT"}[variant.split("-")[1]]
+        check(f"plugins: {variant} rejected, saying how and in {where}",
               p.get("status") == "rejected" and p.get("reason") == "crashed in probe"
-              and how in p.get("detail", ""), p)
+              and how in p.get("detail", "") and p.get("detail", "").endswith(f" in {where}"),
+              p)
     p = by_file.get("libjitwarm-zoo-register-all-throws-int.so", {})
-    check("plugins --isolated: a throwing register_all is rejected with its exception",
+    check("plugins: a throwing register_all is rejected with its exception",
           p.get("reason") == "registration failed"
           and "exception of type int" in p.get("detail", ""), p)
-    check("plugins --isolated: the reference still loads",
+    check("plugins: the reference still loads",
           by_file.get("libjitwarm-reference-cpu.so", {}).get("status") == "loaded")
-    code, out, err = run("plugins", "--isolated",
-                         "--plugin-path", f"{ZOO_CRASH}:{REFERENCE}", plugin_path="")
-    check("plugins --isolated (text) names the crash",
-          code == 0 and "crashed in probe: crashed in a child process" in out
-          and "3 rejected" in out, out + err)
-    code, out, err = run("plugins", "--isolated", "--strict",
-                         "--plugin-path", f"{ZOO_CRASH}:{REFERENCE}", plugin_path="")
-    check("plugins --isolated --strict exits 1", code == 1, out + err)
+    segfaults = f"{ZOO_CRASH}/libjitwarm-zoo-entry-segfaults.so"
+    code, out, err = run("plugins", "--plugin-path", f"{segfaults}:{REFERENCE}",
+                         plugin_path="")
+    check("plugins (text) names the crash",
+          code == 0 and "crashed in probe: crashed while loading: SIG" in out
+          and "1 loaded, 1 rejected" in out, out + err)
+    code, out, err = run("plugins", "--strict", "--plugin-path", f"{segfaults}:{REFERENCE}",
+                         plugin_path="")
+    check("plugins --strict exits 1", code == 1, out + err)
+    # --no-probe: the documented behaviour, the command dies with the plugin.
+    code, out, err = run("plugins", "--no-probe", "--plugin-path",
+                         f"{ZOO_CRASH}/libjitwarm-zoo-entry-aborts.so", plugin_path="")
+    check("plugins --no-probe dies with a plugin that aborts in its entry point",
+          code != 0 and "1 rejected" not in out, f"exit {code}: {out}{err}")
 
     # explain: the winner, what it replaced, and why.
     code, out, err = run("explain", SILU, "--plugin-path",

@@ -327,3 +327,49 @@ TEST_CASE(
   cpu.platform = "cpu";
   CHECK(first.warmup({silu}, cpu).failed == 0);
 }
+
+TEST_CASE(
+    "given a dangling symbolic link and a directory named like plugins on "
+    "the search path, then each is a rejected candidate saying what it is") {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("jitwarm-odd-candidates-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "libjitwarm-a-directory.so");
+  fs::create_symlink(dir / "no-such-file.so", dir / "libjitwarm-dangling.so");
+  fs::copy_file(REFERENCE_PLUGIN, dir / "libjitwarm-reference-copy.so");
+  Runtime runtime{RuntimeOptions{
+      {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
+  const PluginLoadReport report = runtime.load_plugins({{dir.string()}});
+  fs::remove_all(dir);
+  REQUIRE(report.records.size() == 3);
+  const PluginLoadRecord& directory = report.records[0];
+  CHECK(fs::path(directory.path).filename() == "libjitwarm-a-directory.so");
+  CHECK(directory.rejection == PluginRejection::not_a_shared_object);
+  CHECK(directory.detail == "a directory, not a shared object");
+  const PluginLoadRecord& dangling = report.records[1];
+  CHECK(fs::path(dangling.path).filename() == "libjitwarm-dangling.so");
+  CHECK(dangling.rejection == PluginRejection::not_a_shared_object);
+  CHECK(dangling.detail == "a symbolic link to " +
+                               (dir / "no-such-file.so").string() +
+                               ", which does not exist");
+  CHECK(report.records[2].loaded);
+  CHECK(contains(report.to_text(), "a directory, not a shared object"));
+}
+
+TEST_CASE(
+    "given kernels by their short names, then kernel(), schema() and "
+    "explain() take them as the command does") {
+  Loaded l;
+  CHECK(l.runtime.kernel("silu_and_mul").name() == kSilu);
+  CHECK(l.runtime.schema("silu_and_mul").name() == kSilu);
+  CHECK(l.runtime.explain("silu_and_mul").kernel_name == kSilu);
+  try {
+    l.runtime.kernel("silu_and_mull");
+    FAIL("a typo must not resolve");
+  } catch (const Error& e) {
+    CHECK(e.status() == JW_ERROR_NOT_FOUND);
+    CHECK(std::string(e.what()) ==
+          "unknown kernel 'silu_and_mull'; did you mean '" +
+              std::string(kSilu) + "'?");
+  }
+}

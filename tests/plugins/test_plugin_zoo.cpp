@@ -382,8 +382,8 @@ TEST_CASE(
 
 TEST_CASE(
     "given an implementation with wrong parameter names loaded before its "
-    "schema, then the load report never says it implements the kernel once "
-    "it was dropped, whatever the load order") {
+    "schema, then the plugin, left with nothing, is rejected with the "
+    "reason, whatever the load order") {
   SUBCASE("implementation first, in one search") {
     Runtime runtime{RuntimeOptions{
         {}, std::nullopt, {}, [](jw_log_level, const std::string&) {}}};
@@ -391,16 +391,23 @@ TEST_CASE(
         runtime.load_plugins({{zoo("wrong-param-names"), REFERENCE_PLUGIN}});
     REQUIRE(report.records.size() == 2);
     const PluginLoadRecord& wrong = report.records[0];
-    CHECK(wrong.loaded);  // nothing of it was wrong when it loaded
+    // Nothing of it was wrong when it loaded; once its one implementation
+    // was dropped it served nothing, and says why.
+    CHECK_FALSE(wrong.loaded);
+    CHECK(wrong.rejection == PluginRejection::registration_failed);
     CHECK(wrong.kernels.empty());
     REQUIRE(wrong.dropped.size() == 1);
     CHECK(contains(wrong.dropped[0], std::string(kSilu) + " [cpu]"));
     CHECK(contains(wrong.dropped[0], "unexpected argument name(s) input"));
+    CHECK(contains(wrong.detail, "none of its implementations fits"));
+    CHECK(contains(wrong.detail, "unexpected argument name(s) input"));
     CHECK_FALSE(contains(report.to_text(), "implements 1 kernel"));
-    CHECK(contains(report.to_text(), "dropped " + std::string(kSilu)));
+    CHECK(contains(report.to_text(), "rejected  " + zoo("wrong-param-names")));
+    CHECK(report.rejected_count() == 1);
     CHECK(contains(report.to_json(), "\"dropped\""));
     // The history says the same, and the reference still serves the kernel.
     CHECK(runtime.load_history().front().dropped.size() == 1);
+    CHECK_FALSE(runtime.load_history().front().loaded);
     CHECK(runtime.explain(kSilu).platforms.at(0).winner.impl_name ==
           "reference-cpu");
   }
@@ -415,6 +422,7 @@ TEST_CASE(
     const PluginLoadRecord& now = history.front();
     CHECK(now.kernels.empty());
     CHECK(now.dropped.size() == 1);
+    CHECK(now.rejection == PluginRejection::registration_failed);
   }
   SUBCASE("schema first") {
     Runtime runtime{RuntimeOptions{

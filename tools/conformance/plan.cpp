@@ -18,20 +18,11 @@
 namespace jitwarm::conformance {
 namespace {
 
-std::vector<std::string> split_path(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (const char c : text) {
-    if (c == ':') {
-      if (!current.empty()) parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  if (!current.empty()) parts.push_back(current);
-  return parts;
-}
+// The plugins the plan's probe rejected (crashed, exited or hung in a
+// child process). Workers are forked after the plan, so they inherit this
+// and do not load those plugins either.
+std::set<std::string> g_rejected_by_probe;
+bool g_probed = false;
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
@@ -74,9 +65,21 @@ nlohmann::json record_json(const PluginLoadRecord& record) {
 std::vector<PluginLoadRecord> load_plugins_for_run(Runtime& runtime,
                                                    const Options& options) {
   PluginLoadOptions load;
-  load.search_path = split_path(options.plugin_path);
-  load.kernel_path = split_path(options.kernel_path);
-  runtime.load_plugins(load);
+  load.search_path = split_path_list(options.plugin_path);
+  load.kernel_path = split_path_list(options.kernel_path);
+  // The plan probes the candidates when the run isolates; its workers then
+  // pass over the ones it rejected.
+  load.isolate = options.isolate && !g_probed;
+  load.vet = [](const std::string& path) -> std::optional<std::string> {
+    if (!g_rejected_by_probe.contains(path)) return std::nullopt;
+    return "rejected by the run's probe in a child process";
+  };
+  for (const PluginLoadRecord& r : runtime.load_plugins(load).records) {
+    if (load.isolate && r.rejection == PluginRejection::crashed_in_probe) {
+      g_rejected_by_probe.insert(r.path);
+    }
+  }
+  g_probed = g_probed || load.isolate;
   // The plugins under test load last, so among user plugins theirs are the
   // newest (docs/plugin-abi.md P10); a file already loaded from the search
   // path is that same load.

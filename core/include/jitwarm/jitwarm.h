@@ -740,6 +740,25 @@ typedef struct jw_runtime_options {
 JITWARM_EXPORT jw_status jw_runtime_create_with_options(
     const jw_runtime_options* options, jw_runtime** out_runtime);
 
+/* --- Loading plugins, with options ---------------------------------------- */
+typedef struct jw_plugin_load_options {
+  uint32_t struct_size; /* sizeof(jw_plugin_load_options) */
+  const void* next;
+  const char* search_path; /* colon-separated; NULL: JITWARM_PLUGIN_PATH,
+                              then the installed plugin directory          */
+  int32_t strict;          /* != 0: any rejected candidate is an error     */
+  /* != 0: each candidate is loaded in a child process first, and one that
+   * crashes, aborts, exits or hangs there is rejected, never loaded here
+   * (JITWARM_PLUGIN_ISOLATION=1 turns this on for every load). */
+  int32_t isolate;
+  uint32_t probe_timeout_ms; /* each candidate's bound there; 0: 60000 */
+} jw_plugin_load_options;
+
+/* jw_runtime_load_plugins with options (NULL: as jw_runtime_load_plugins
+ * with NULL and 0). */
+JITWARM_EXPORT jw_status jw_runtime_load_plugins_with_options(
+    jw_runtime* runtime, const jw_plugin_load_options* options);
+
 /* --- What is loaded ------------------------------------------------------ */
 /* Every plugin load of this runtime so far: the directories searched, and
  * for each candidate file whether it loaded and why not. */

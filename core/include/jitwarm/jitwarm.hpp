@@ -223,8 +223,9 @@ enum class PluginRejection {
   abi_too_new,           // answered above the offered version
   registration_failed,   // register_all failed or registered bad data
   duplicate,             // the same plugin (by name) is already loaded
-  // Probed in a child process before loading (PluginLoadOptions::vet), it
-  // crashed, exited or hung there: it is never loaded in this process.
+  // Probed in a child process before loading (PluginLoadOptions::isolate,
+  // or refused by PluginLoadOptions::vet), it crashed, exited or hung there:
+  // it is never loaded in this process.
   crashed_in_probe,
 };
 std::string_view to_string(PluginRejection rejection);
@@ -285,12 +286,21 @@ struct PluginLoadOptions {
   std::vector<std::string> bundled_directories = {};
   // Called with each candidate file before it is loaded; a returned text
   // rejects the candidate as crashed_in_probe with that detail, and it is
-  // not loaded (`jitwarm plugins --isolated` probes each in a child).
+  // not loaded.
   std::function<std::optional<std::string>(const std::string& path)> vet = {};
   // Kernel directories to read after the plugins (descriptors and their
   // sources, docs/kernel-descriptors.md). Empty: JITWARM_KERNEL_PATH, then
   // installed_kernel_directory(); {""}: none.
   std::vector<std::string> kernel_path = {};
+  // Load each candidate in a child process first: one that crashes,
+  // aborts, exits or runs past probe_timeout_seconds there, in its own
+  // code, is rejected (crashed_in_probe: "crashed while loading: SIGSEGV in
+  // jitwarm_plugin_negotiate") and never loaded here; the others load as
+  // usual. JITWARM_PLUGIN_ISOLATION=1 turns it on for every load of any
+  // host; `jitwarm` always probes. Costs one fork and a load per candidate
+  // (docs/reliability.md).
+  bool isolate = false;
+  double probe_timeout_seconds = 60;
 };
 
 // Where this libjitwarm's installation is. An installation is found next to
@@ -324,6 +334,24 @@ std::vector<std::string> default_kernel_path();
 // "a:b::c" -> {"a", "b", "c"}: a colon-separated list of paths, as
 // JITWARM_PLUGIN_PATH and the command line write them.
 std::vector<std::string> split_path_list(std::string_view list);
+
+// --- Names: what a person types, and what it means (kernel_names.cpp).
+// The candidates closest to `typed` (edit distance with transpositions, as
+// git suggests commands), best first; empty when none is close enough to
+// be what was meant.
+std::vector<std::string> closest_spellings(
+    std::string_view typed, const std::vector<std::string>& candidates);
+// "; did you mean 'x'?" / "; did you mean one of 'x', 'y'?", or "".
+std::string did_you_mean(const std::vector<std::string>& suggestions);
+// The part of a kernel name after its last dot ("rms_norm").
+std::string_view short_kernel_name(std::string_view full_name);
+// The full name of the kernel `typed` names among `kernels` (full names):
+// the full name itself, or a short name that exactly one kernel has.
+// Throws Error(JW_ERROR_NOT_FOUND) for no match (with the closest names)
+// and Error(JW_ERROR_INVALID_ARGUMENT) when several kernels have that short
+// name, listing them. Runtime::kernel, schema and explain take names so.
+std::string resolve_kernel_name(std::string_view typed,
+                                const std::vector<std::string>& kernels);
 
 // A kernel from source (docs/kernel-descriptors.md): its descriptor (TOML)
 // and the files its program is made of, by the names its #include lines use.
@@ -785,7 +813,10 @@ class Runtime {
   // Every report produced so far, in order.
   std::vector<PluginLoadRecord> load_history() const;
 
-  // Throws Error(JW_ERROR_NOT_FOUND) for unknown names.
+  // A full name, or a short one ("rms_norm") that exactly one kernel has
+  // (resolve_kernel_name; schema and explain take names alike). Throws
+  // Error(JW_ERROR_NOT_FOUND) for unknown names, with the closest ones, and
+  // Error(JW_ERROR_INVALID_ARGUMENT) for a short name several kernels have.
   KernelHandle kernel(std::string_view name) const;
   std::vector<std::string> kernel_names() const;  // sorted
   const KernelSchema& schema(std::string_view name) const;

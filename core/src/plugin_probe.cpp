@@ -1,0 +1,239 @@
+// probe_plugins: a child process loads and unloads each candidate, telling
+// the parent where it is, one line at a time over a pipe:
+//
+//   child -> parent  "begin <i>"     candidate i's load starts
+//                    "stage <name>"  it is about to run this plugin code
+//                    "end <i>"       candidate i is loaded and unloaded
+//
+// The parent reads until the pipe closes, then reaps the child: a child
+// that died between "begin i" and "end i" died in candidate i, at the last
+// stage it named.
+#include "plugin_probe.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "runtime_impl.hpp"
+
+namespace jitwarm::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The pipe's write end, in a probe's child only.
+int g_stage_fd = -1;
+
+void write_line(int fd, std::string_view line) noexcept {
+  std::string text(line);
+  text += '\n';
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const ssize_t written = ::write(fd, rest.data(), rest.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    rest.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+// The child: loads and unloads candidates [first, end) in turn, each in a
+// runtime of its own with no caches and no log, then leaves without running
+// the host's exit handlers (they belong to the parent).
+[[noreturn]] void run_probe_child(int fd,
+                                  const std::vector<std::string>& candidates,
+                                  std::size_t first) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  g_stage_fd = fd;
+  for (std::size_t i = first; i < candidates.size(); ++i) {
+    write_line(fd, fmt::format("begin {}", i));
+    try {
+      RuntimeOptions options;
+      options.no_cache_dir = true;
+      options.no_remote_cache = true;
+      options.log = [](jw_log_level, const std::string&) {};
+      Runtime runtime(std::move(options));
+      impl_of(runtime).load_plugin(candidates[i]);
+    } catch (...) {
+      // A rejection or any other error is the real load's to report.
+    }
+    write_line(fd, fmt::format("end {}", i));
+  }
+  std::fflush(nullptr);
+  ::_exit(0);
+}
+
+// "SIGSEGV" for 11.
+std::string signal_name(int signal_number) {
+  const char* abbreviation = sigabbrev_np(signal_number);
+  return abbreviation != nullptr ? fmt::format("SIG{}", abbreviation)
+                                 : fmt::format("signal {}", signal_number);
+}
+
+bool is_unload_stage(std::string_view stage) {
+  return stage == "unregister_all" || stage == "shutdown";
+}
+
+// Why the candidate whose probe ended so must not be loaded.
+std::string describe_death(int status, bool timed_out, double timeout_seconds,
+                           const std::string& stage) {
+  const std::string phase =
+      is_unload_stage(stage) ? "while unloading" : "while loading";
+  const std::string where =
+      stage.empty() ? std::string("the loader") : std::string(stage);
+  if (timed_out) {
+    return fmt::format("timed out after {:g} s {}, in {}", timeout_seconds,
+                       phase, where);
+  }
+  if (WIFSIGNALED(status)) {
+    return fmt::format("crashed {}: {} in {}", phase,
+                       signal_name(WTERMSIG(status)), where);
+  }
+  if (WIFEXITED(status)) {
+    return fmt::format("exited with status {} {}, in {}", WEXITSTATUS(status),
+                       phase, where);
+  }
+  return fmt::format("ended with wait status {} {}, in {}", status, phase,
+                     where);
+}
+
+struct ChildWatch {
+  std::optional<std::size_t> current;  // begun, not ended
+  std::size_t next = 0;                // the first candidate not yet done
+  std::string stage;
+  bool progressed = false;
+  bool timed_out = false;
+};
+
+// Reads the child's lines until the pipe closes, or until the candidate in
+// progress runs past the bound (then kills the child).
+void watch_child(int fd, pid_t pid, double timeout_seconds, ChildWatch& w) {
+  const auto bound = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(timeout_seconds));
+  auto deadline = Clock::now() + bound;
+  std::string buffer;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - Clock::now());
+    if (left.count() <= 0) {
+      w.timed_out = true;
+      ::kill(pid, SIGKILL);
+      return;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;  // the deadline check above decides
+    char chunk[4096];
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return;  // the child is gone (or finished)
+    buffer.append(chunk, static_cast<std::size_t>(got));
+    for (auto newline = buffer.find('\n'); newline != std::string::npos;
+         newline = buffer.find('\n')) {
+      const std::string line = buffer.substr(0, newline);
+      buffer.erase(0, newline + 1);
+      if (line.starts_with("begin ")) {
+        w.current = std::stoul(line.substr(6));
+        w.stage.clear();
+        w.progressed = true;
+        deadline = Clock::now() + bound;
+      } else if (line.starts_with("stage ")) {
+        w.stage = line.substr(6);
+      } else if (line.starts_with("end ")) {
+        w.next = std::stoul(line.substr(4)) + 1;
+        w.current.reset();
+        deadline = Clock::now() + bound;
+      }
+    }
+  }
+}
+
+int reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+bool plugin_isolation(bool requested) {
+  if (g_stage_fd >= 0) return false;  // a probe's child loads in-process
+  const char* value = std::getenv("JITWARM_PLUGIN_ISOLATION");
+  if (value == nullptr || *value == '\0') return requested;
+  const std::string_view text(value);
+  if (text == "1") return true;
+  if (text == "0") return requested;
+  throw Error(JW_ERROR_INVALID_ARGUMENT,
+              fmt::format("JITWARM_PLUGIN_ISOLATION={}: expected 1 (probe "
+                          "every plugin in a child process first) or 0",
+                          text));
+}
+
+void note_plugin_stage(const char* stage) noexcept {
+  if (g_stage_fd >= 0) write_line(g_stage_fd, fmt::format("stage {}", stage));
+}
+
+std::vector<std::optional<std::string>> probe_plugins(
+    const std::vector<std::string>& candidates, double timeout_seconds) {
+  std::vector<std::optional<std::string>> fates(candidates.size());
+  std::size_t next = 0;
+  while (next < candidates.size()) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      throw Error(JW_ERROR_IO, fmt::format("cannot probe plugins: pipe: {}",
+                                           std::strerror(errno)));
+    }
+    // Buffered output would otherwise be written twice.
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw Error(JW_ERROR_IO, fmt::format("cannot probe plugins: fork: {}",
+                                           std::strerror(errno)));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      run_probe_child(fds[1], candidates, next);
+    }
+    ::close(fds[1]);
+    ChildWatch watch;
+    watch.next = next;
+    watch_child(fds[0], pid, timeout_seconds, watch);
+    ::close(fds[0]);
+    const int status = reap(pid);
+    if (watch.current) {
+      fates[*watch.current] =
+          describe_death(status, watch.timed_out, timeout_seconds, watch.stage);
+      next = *watch.current + 1;
+    } else if (!watch.progressed && watch.next < candidates.size()) {
+      // The child died before it began: say so for the candidate it was
+      // given rather than start it again and again.
+      fates[watch.next] =
+          describe_death(status, watch.timed_out, timeout_seconds, "");
+      next = watch.next + 1;
+    } else {
+      next = watch.next;
+    }
+  }
+  return fates;
+}
+
+}  // namespace jitwarm::detail
