@@ -48,7 +48,10 @@ def count(path):
             entry = json.loads(line)
             ok = entry["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
             stdout = entry.get("stdout", "") or ""
-            match = DOCTEST.search(stdout)
+            # The last summary is the test process's own: a child it forks
+            # that dies in doctest's crash handler prints one of its own first.
+            matches = list(DOCTEST.finditer(stdout))
+            match = matches[-1] if matches else None
             from_pytest = pytest_counts(stdout) if not match else None
             if match and entry["result"] in ("OK", "FAIL"):
                 p, fl = int(match.group(2)), int(match.group(3))

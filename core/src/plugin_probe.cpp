@@ -57,6 +57,14 @@ void write_line(int fd, std::string_view line) noexcept {
                                   const std::vector<std::string>& candidates,
                                   std::size_t first) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // A plugin that crashes here must die of its signal, which the parent
+  // names: the host's crash handlers (a test framework's, Python's
+  // faulthandler, a server's reporter) would otherwise report the probe's
+  // expected death as the host's own crash.
+  for (const int fatal :
+       {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
+    ::signal(fatal, SIG_DFL);
+  }
   g_stage_fd = fd;
   for (std::size_t i = first; i < candidates.size(); ++i) {
     write_line(fd, fmt::format("begin {}", i));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -143,6 +144,47 @@ TEST_CASE(
   check_host_works(runtime);
 }
 
+namespace {
+// Where the host's crash handler below records that it ran.
+int g_host_handler_fd = -1;
+void host_crash_handler(int) {
+  const char mark = 'x';
+  [[maybe_unused]] const ssize_t n = ::write(g_host_handler_fd, &mark, 1);
+  ::_exit(99);
+}
+}  // namespace
+
+TEST_CASE(
+    "given a host with crash handlers of its own, when a probed plugin "
+    "crashes, then the plugin's death is named and the host's handler never "
+    "runs for it") {
+  int marks[2];
+  REQUIRE(::pipe(marks) == 0);
+  g_host_handler_fd = marks[1];
+  struct sigaction handler = {}, old_segv = {}, old_abrt = {};
+  handler.sa_handler = host_crash_handler;
+  REQUIRE(::sigaction(SIGSEGV, &handler, &old_segv) == 0);
+  REQUIRE(::sigaction(SIGABRT, &handler, &old_abrt) == 0);
+  Runtime runtime = quiet_runtime();
+  PluginLoadOptions options;
+  options.search_path = {crasher("entry-segfaults"),
+                         crasher("register-aborts")};
+  options.isolate = true;
+  const PluginLoadReport report = runtime.load_plugins(options);
+  ::sigaction(SIGSEGV, &old_segv, nullptr);
+  ::sigaction(SIGABRT, &old_abrt, nullptr);
+  ::close(marks[1]);
+  char mark = 0;
+  CHECK(::read(marks[0], &mark, 1) == 0);  // nothing written, writer closed
+  ::close(marks[0]);
+  REQUIRE(report.records.size() == 2);
+  for (const PluginLoadRecord& r : report.records) {
+    CAPTURE(r.path);
+    CHECK(r.rejection == PluginRejection::crashed_in_probe);
+    CHECK(contains(r.detail, "crashed while loading"));
+  }
+}
+
 TEST_CASE(
     "given JITWARM_PLUGIN_ISOLATION=1, then every load of any host probes, "
     "load_plugin too") {
@@ -204,6 +246,10 @@ TEST_CASE(
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
+      // The child dies as a host would: without doctest's crash handler,
+      // which would report the death as this test's failure.
+      std::signal(SIGSEGV, SIG_DFL);
+      std::signal(SIGABRT, SIG_DFL);
       Runtime runtime = quiet_runtime();
       runtime.load_plugin(crasher(variant));
       _exit(0);  // not reached: the plugin ends the process
