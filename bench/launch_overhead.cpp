@@ -29,7 +29,6 @@
 
 #include "kernel_definitions.hpp"
 #include "reference_cpu.hpp"
-#include "runtime_impl.hpp"
 #if JITWARM_BENCH_CUDA
 #include "cuda_device_driver.hpp"
 #endif
@@ -231,8 +230,7 @@ void measure_jitwarm(const Options& o, Runtime& runtime,
       {"signature + prepared lookup",
        time_per_call(o,
                      [&] {
-                       if (detail::RuntimeImpl::find_prepared(
-                               expand, call.args, o.platform, 0) == nullptr)
+                       if (!expand.is_prepared(call.args, {o.platform, 0}))
                          throw Error(JW_ERROR_INTERNAL, "not prepared");
                      },
                      {})});

@@ -13,7 +13,6 @@
 #include <set>
 
 #include "cli.hpp"
-#include "disk_cache.hpp"
 #include "names.hpp"
 
 namespace jitwarm::cli {
@@ -26,6 +25,7 @@ struct CacheCommand {
   std::string action, file, output, cache_dir, max_bytes;
   std::vector<std::string> targets;  // expanded
   bool json = false;
+  RuntimeOptions options;  // what picks the directory
   CacheSettings settings;
 };
 
@@ -41,17 +41,18 @@ nlohmann::json settings_json(const CacheSettings& s) {
           {"system_cache_dir", s.system_directory}};
 }
 
-// The user's cache directory, which must exist (import creates it).
-detail::DiskCache open_cache(const CacheCommand& c,
-                             detail::DiskCache::Opening opening) {
+// A public cache action, with the command's words for a missing
+// directory: where the settings found it, and whether anything was ever
+// cached there.
+template <typename Action>
+auto in_cache(const CacheCommand& c, Action&& action) {
   if (c.settings.directory.empty()) {
     throw usage_error(
         fmt::format("no cache directory ({}); name one with --cache-dir",
                     to_string(c.settings.directory_source)));
   }
   try {
-    return detail::DiskCache(c.settings.directory, c.settings.system_directory,
-                             c.settings.max_bytes, nullptr, opening);
+    return action();
   } catch (const Error& e) {
     if (e.status() != JW_ERROR_NOT_FOUND) throw;
     throw CommandError(kExitBadInput,
@@ -64,24 +65,14 @@ detail::DiskCache open_cache(const CacheCommand& c,
 }
 
 int stats(const CacheCommand& c) {
-  const detail::DiskCache cache =
-      open_cache(c, detail::DiskCache::Opening::existing);
-  const auto s = cache.stats();
+  const CacheReport s =
+      in_cache(c, [&] { return cache_directory_stats(c.options); });
   nlohmann::json j = settings_json(c.settings);
   j["entries"] = s.entries;
   j["bytes"] = s.bytes;
   if (!c.settings.system_directory.empty()) {
-    // The read-only layer under it, counted as a cache of its own.
-    detail::DiskCacheStats system;
-    try {
-      system = detail::DiskCache(c.settings.system_directory, "", 0, nullptr,
-                                 detail::DiskCache::Opening::existing)
-                   .stats();
-    } catch (const Error&) {
-      // A system layer that is not there holds nothing.
-    }
-    j["system_entries"] = system.entries;
-    j["system_bytes"] = system.bytes;
+    j["system_entries"] = s.system_entries;
+    j["system_bytes"] = s.system_bytes;
   }
   if (c.json) {
     std::cout << j.dump(2) << "\n";
@@ -94,41 +85,23 @@ int stats(const CacheCommand& c) {
     std::cout << fmt::format(
         "{}: {} entries, {} bytes (system cache, read "
         "only)\n",
-        c.settings.system_directory, j["system_entries"].get<std::size_t>(),
-        j["system_bytes"].get<uint64_t>());
+        c.settings.system_directory, s.system_entries, s.system_bytes);
   }
   return kExitOk;
 }
 
 int list(const CacheCommand& c) {
-  const detail::DiskCache cache =
-      open_cache(c, detail::DiskCache::Opening::existing);
-  const std::set<std::string> wanted(c.targets.begin(), c.targets.end());
+  const CacheListing listing =
+      in_cache(c, [&] { return list_cache(c.targets, c.options); });
   std::map<std::string, Tally> by_target;
-  nlohmann::json entries = nlohmann::json::array();
-  nlohmann::json corrupt = nlohmann::json::array();
   Tally total;
-  cache.for_each_entry(
-      [&](const detail::FoundEntry& e) {
-        if (!e.identity) {
-          corrupt.push_back({{"path", e.path.string()}, {"why", e.why}});
-          return;
-        }
-        const std::string& target = e.identity->key.target();
-        if (!wanted.empty() && !wanted.contains(target)) return;
-        Tally& t = by_target[target];
-        ++t.entries;
-        t.bytes += e.bytes;
-        ++total.entries;
-        total.bytes += e.bytes;
-        entries.push_back({{"key", e.identity->key.text()},
-                           {"kernel", e.identity->key.kernel_name()},
-                           {"implementation", e.identity->key.impl_name()},
-                           {"target", target},
-                           {"bytes", e.bytes},
-                           {"layer", e.system ? "system" : "user"}});
-      },
-      /*with_system=*/true);
+  for (const CacheEntryInfo& e : listing.entries) {
+    Tally& t = by_target[e.target];
+    ++t.entries;
+    t.bytes += e.bytes;
+    ++total.entries;
+    total.bytes += e.bytes;
+  }
   if (c.json) {
     nlohmann::json j = settings_json(c.settings);
     j["entries"] = total.entries;
@@ -138,25 +111,34 @@ int list(const CacheCommand& c) {
       j["targets"].push_back(
           {{"target", target}, {"entries", t.entries}, {"bytes", t.bytes}});
     }
-    j["list"] = std::move(entries);
-    j["corrupt"] = std::move(corrupt);
+    j["list"] = nlohmann::json::array();
+    for (const CacheEntryInfo& e : listing.entries) {
+      j["list"].push_back({{"key", e.key},
+                           {"kernel", e.kernel},
+                           {"implementation", e.implementation},
+                           {"target", e.target},
+                           {"bytes", e.bytes},
+                           {"layer", e.system ? "system" : "user"}});
+    }
+    j["corrupt"] = nlohmann::json::array();
+    for (const CorruptCacheEntry& e : listing.corrupt) {
+      j["corrupt"].push_back({{"path", e.path}, {"why", e.why}});
+    }
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  for (const auto& e : entries) {
-    std::cout << fmt::format(
-        "{:<14} {:>10}  {}{}\n", e["target"].get<std::string>(),
-        e["bytes"].get<uint64_t>(), e["key"].get<std::string>(),
-        e["layer"] == "system" ? "  (system)" : "");
+  for (const CacheEntryInfo& e : listing.entries) {
+    std::cout << fmt::format("{:<14} {:>10}  {}{}\n", e.target, e.bytes, e.key,
+                             e.system ? "  (system)" : "");
   }
   for (const auto& [target, t] : by_target) {
     std::cout << fmt::format("{}: {} entries, {} bytes\n", target, t.entries,
                              t.bytes);
   }
-  if (!corrupt.empty()) {
+  if (!listing.corrupt.empty()) {
     std::cout << fmt::format(
         "{} corrupt entries ('jitwarm cache verify' lists them)\n",
-        corrupt.size());
+        listing.corrupt.size());
   }
   std::cout << fmt::format("{} entries, {} bytes in {}\n", total.entries,
                            total.bytes, c.settings.directory);
@@ -164,9 +146,7 @@ int list(const CacheCommand& c) {
 }
 
 int verify(const CacheCommand& c) {
-  const detail::DiskCache cache =
-      open_cache(c, detail::DiskCache::Opening::existing);
-  const auto s = cache.verify();
+  const CacheReport s = in_cache(c, [&] { return verify_cache(c.options); });
   if (c.json) {
     nlohmann::json j = settings_json(c.settings);
     j["entries"] = s.entries;
@@ -185,44 +165,40 @@ int prune(const CacheCommand& c) {
   if (c.settings.max_bytes == 0) {
     throw usage_error("prune needs --max-bytes (or JITWARM_CACHE_MAX_BYTES)");
   }
-  detail::DiskCache cache = open_cache(c, detail::DiskCache::Opening::existing);
-  const std::size_t removed = cache.prune(c.settings.max_bytes);
-  const auto s = cache.stats();
+  const CacheReport s = in_cache(c, [&] { return prune_cache(c.options); });
   if (c.json) {
     nlohmann::json j = settings_json(c.settings);
-    j["removed"] = removed;
+    j["removed"] = s.removed;
     j["entries"] = s.entries;
     j["bytes"] = s.bytes;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << fmt::format(
-        "removed {} entries; {} entries, {} bytes remain\n", removed, s.entries,
-        s.bytes);
+        "removed {} entries; {} entries, {} bytes remain\n", s.removed,
+        s.entries, s.bytes);
   }
   return kExitOk;
 }
 
 int clear(const CacheCommand& c) {
-  detail::DiskCache cache = open_cache(c, detail::DiskCache::Opening::existing);
-  const auto cleared =
-      cache.clear(std::set<std::string>(c.targets.begin(), c.targets.end()));
-  const auto left = cache.stats();
+  const CacheReport cleared =
+      in_cache(c, [&] { return clear_cache(c.targets, c.options); });
   if (c.json) {
     nlohmann::json j = settings_json(c.settings);
-    j["removed"] = cleared.entries;
-    j["removed_bytes"] = cleared.bytes;
+    j["removed"] = cleared.removed;
+    j["removed_bytes"] = cleared.removed_bytes;
     j["targets"] = nlohmann::json::array();
-    for (const auto& [target, n] : cleared.by_target)
+    for (const auto& [target, n] : cleared.removed_by_target)
       j["targets"].push_back({{"target", target}, {"removed", n}});
-    j["entries"] = left.entries;
+    j["entries"] = cleared.entries;
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
-  for (const auto& [target, n] : cleared.by_target)
+  for (const auto& [target, n] : cleared.removed_by_target)
     std::cout << fmt::format("{}: {} entries removed\n", target, n);
   std::cout << fmt::format("removed {} entries ({} bytes) from {}; {} remain\n",
-                           cleared.entries, cleared.bytes, c.settings.directory,
-                           left.entries);
+                           cleared.removed, cleared.removed_bytes,
+                           c.settings.directory, cleared.entries);
   return kExitOk;
 }
 
@@ -323,10 +299,10 @@ int cmd_cache(const std::vector<std::string>& args) {
   }
   for (const auto& t : targets) c.targets.push_back(expand_target(t));
 
-  RuntimeOptions cache_options;
+  RuntimeOptions& cache_options = c.options;
   cache_options.cache_dir = c.cache_dir;
   if (!c.max_bytes.empty())
-    cache_options.cache_max_bytes = detail::parse_byte_size(c.max_bytes);
+    cache_options.cache_max_bytes = parse_byte_size(c.max_bytes);
   c.settings = resolve_cache_settings(cache_options);
 
   if (c.action == "stats") return stats(c);
@@ -334,7 +310,7 @@ int cmd_cache(const std::vector<std::string>& args) {
   if (c.action == "verify") return verify(c);
   if (c.action == "prune") return prune(c);
   if (c.action == "clear") return clear(c);
-  if (c.settings.directory.empty()) (void)open_cache(c, {});  // says why
+  if (c.settings.directory.empty()) in_cache(c, [] {});  // says why
   if (c.action == "export") {
     try {
       print_bundle(export_cache_bundle(c.output, c.targets, cache_options),

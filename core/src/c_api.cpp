@@ -900,6 +900,114 @@ jw_cache_bundle_summary* new_bundle_summary(jitwarm::CacheBundleSummary s) {
   return owned.release();
 }
 
+// targets[0, count): the C lists of targets the cache calls take.
+std::vector<std::string> target_list(const char* const* targets,
+                                     uint32_t count) {
+  if (count > 0) require(targets, "targets");
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (targets[i] == nullptr)
+      fail(JW_ERROR_INVALID_ARGUMENT, "targets[{}] is null", i);
+    out.emplace_back(targets[i]);
+  }
+  return out;
+}
+
+struct OwnedEntryInfo : jw_cache_entry_info {
+  jitwarm::CacheEntryInfo info;
+};
+
+struct OwnedListing : jw_cache_listing {
+  jitwarm::CacheListing listing;
+  std::vector<std::unique_ptr<OwnedEntryInfo>> items;
+  std::vector<const jw_cache_entry_info*> pointers;
+  std::vector<const char*> paths, reasons;
+};
+
+jw_cache_listing* new_listing(jitwarm::CacheListing listing) {
+  auto owned = std::make_unique<OwnedListing>();
+  owned->listing = std::move(listing);
+  for (const jitwarm::CacheEntryInfo& e : owned->listing.entries) {
+    auto item = std::make_unique<OwnedEntryInfo>();
+    item->info = e;
+    item->struct_size = sizeof(jw_cache_entry_info);
+    item->next = nullptr;
+    item->key = item->info.key.c_str();
+    item->kernel = item->info.kernel.c_str();
+    item->implementation = item->info.implementation.c_str();
+    item->target = item->info.target.c_str();
+    item->bytes = item->info.bytes;
+    item->system = item->info.system ? 1 : 0;
+    owned->pointers.push_back(item.get());
+    owned->items.push_back(std::move(item));
+  }
+  for (const jitwarm::CorruptCacheEntry& e : owned->listing.corrupt) {
+    owned->paths.push_back(e.path.c_str());
+    owned->reasons.push_back(e.why.c_str());
+  }
+  jw_cache_listing& c = *owned;
+  c.struct_size = sizeof(jw_cache_listing);
+  c.next = nullptr;
+  c.cache_dir = owned->listing.cache_dir.c_str();
+  c.entries = owned->pointers.data();
+  c.num_entries = owned->pointers.size();
+  c.corrupt_paths = owned->paths.data();
+  c.corrupt_reasons = owned->reasons.data();
+  c.num_corrupt = owned->paths.size();
+  return owned.release();
+}
+
+struct OwnedReport : jw_cache_report {
+  jitwarm::CacheReport report;
+  std::vector<const char*> files;
+  std::vector<std::unique_ptr<OwnedBundleTarget>> target_items;
+  std::vector<const jw_cache_bundle_target*> target_pointers;
+};
+
+jw_cache_report* new_report(jitwarm::CacheReport report) {
+  auto owned = std::make_unique<OwnedReport>();
+  owned->report = std::move(report);
+  const jitwarm::CacheReport& r = owned->report;
+  for (const std::string& f : r.corrupt_files)
+    owned->files.push_back(f.c_str());
+  for (const auto& [target, n] : r.removed_by_target) {
+    auto item = std::make_unique<OwnedBundleTarget>();
+    item->name = target;
+    item->struct_size = sizeof(jw_cache_bundle_target);
+    item->next = nullptr;
+    item->target = item->name.c_str();
+    item->entries = n;
+    owned->target_pointers.push_back(item.get());
+    owned->target_items.push_back(std::move(item));
+  }
+  jw_cache_report& c = *owned;
+  c.struct_size = sizeof(jw_cache_report);
+  c.next = nullptr;
+  c.cache_dir = r.cache_dir.c_str();
+  c.entries = r.entries;
+  c.bytes = r.bytes;
+  c.system_entries = r.system_entries;
+  c.system_bytes = r.system_bytes;
+  c.corrupt = r.corrupt;
+  c.corrupt_files = owned->files.data();
+  c.num_corrupt_files = owned->files.size();
+  c.removed = r.removed;
+  c.removed_bytes = r.removed_bytes;
+  c.removed_by_target = owned->target_pointers.data();
+  c.num_removed_targets = static_cast<uint32_t>(owned->target_pointers.size());
+  return owned.release();
+}
+
+// One cache action: its report to `out`.
+template <typename Action>
+jw_status report_to(jw_cache_report** out, Action&& action) {
+  return c_guard([&] {
+    require(out, "out_report");
+    *out = nullptr;
+    *out = new_report(action());
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -936,14 +1044,8 @@ JITWARM_EXPORT jw_status jw_cache_export_bundle(
     const jw_runtime_options* cache, jw_cache_bundle_summary** out_summary) {
   return c_guard([&] {
     require(bundle_path, "bundle_path");
-    if (num_targets > 0) require(targets, "targets");
     if (out_summary != nullptr) *out_summary = nullptr;
-    std::vector<std::string> wanted;
-    for (uint32_t i = 0; i < num_targets; ++i) {
-      if (targets[i] == nullptr)
-        fail(JW_ERROR_INVALID_ARGUMENT, "targets[{}] is null", i);
-      wanted.emplace_back(targets[i]);
-    }
+    const std::vector<std::string> wanted = target_list(targets, num_targets);
     jitwarm::CacheBundleSummary s = jitwarm::export_cache_bundle(
         bundle_path, wanted, runtime_options_of(cache));
     if (out_summary != nullptr) *out_summary = new_bundle_summary(std::move(s));
@@ -959,6 +1061,57 @@ jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
     jitwarm::CacheBundleSummary s =
         jitwarm::import_cache_bundle(bundle_path, runtime_options_of(cache));
     if (out_summary != nullptr) *out_summary = new_bundle_summary(std::move(s));
+  });
+}
+
+JITWARM_EXPORT void jw_cache_listing_free(jw_cache_listing* listing) {
+  delete static_cast<OwnedListing*>(listing);
+}
+
+JITWARM_EXPORT void jw_cache_report_free(jw_cache_report* report) {
+  delete static_cast<OwnedReport*>(report);
+}
+
+JITWARM_EXPORT jw_status jw_cache_list(const char* const* targets,
+                                       uint32_t num_targets,
+                                       const jw_runtime_options* cache,
+                                       jw_cache_listing** out_listing) {
+  return c_guard([&] {
+    require(out_listing, "out_listing");
+    *out_listing = nullptr;
+    *out_listing = new_listing(jitwarm::list_cache(
+        target_list(targets, num_targets), runtime_options_of(cache)));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_cache_stats(const jw_runtime_options* cache,
+                                        jw_cache_report** out_report) {
+  return report_to(out_report, [&] {
+    return jitwarm::cache_directory_stats(runtime_options_of(cache));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_cache_verify(const jw_runtime_options* cache,
+                                         jw_cache_report** out_report) {
+  return report_to(out_report, [&] {
+    return jitwarm::verify_cache(runtime_options_of(cache));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_cache_prune(const jw_runtime_options* cache,
+                                        jw_cache_report** out_report) {
+  return report_to(out_report, [&] {
+    return jitwarm::prune_cache(runtime_options_of(cache));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_cache_clear(const char* const* targets,
+                                        uint32_t num_targets,
+                                        const jw_runtime_options* cache,
+                                        jw_cache_report** out_report) {
+  return report_to(out_report, [&] {
+    return jitwarm::clear_cache(target_list(targets, num_targets),
+                                runtime_options_of(cache));
   });
 }
 

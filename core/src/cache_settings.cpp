@@ -142,7 +142,7 @@ CacheSettings resolve_cache_settings(const RuntimeOptions& options) {
       s.max_bytes = *options.cache_max_bytes;
     } else if (auto b = variable("JITWARM_CACHE_MAX_BYTES")) {
       try {
-        s.max_bytes = detail::parse_byte_size(*b);
+        s.max_bytes = parse_byte_size(*b);
       } catch (const Error& e) {
         fail(JW_ERROR_INVALID_ARGUMENT, "JITWARM_CACHE_MAX_BYTES: {}",
              e.what());

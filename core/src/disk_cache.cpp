@@ -116,36 +116,6 @@ class LockFileClaim : public ArtifactStore::Claim {
 
 }  // namespace
 
-uint64_t parse_byte_size(std::string_view text) {
-  const std::string_view original = text;
-  if (text.empty()) fail(JW_ERROR_INVALID_ARGUMENT, "empty size");
-  uint64_t multiplier = 1;
-  const char last = text.back();
-  if (last == 'K' || last == 'k') multiplier = 1ull << 10;
-  if (last == 'M' || last == 'm') multiplier = 1ull << 20;
-  if (last == 'G' || last == 'g') multiplier = 1ull << 30;
-  if (multiplier != 1) text.remove_suffix(1);
-  if (text.empty()) fail(JW_ERROR_INVALID_ARGUMENT, "size has no digits");
-  constexpr uint64_t kMax = UINT64_MAX;
-  const auto too_large = [&] {
-    fail(JW_ERROR_INVALID_ARGUMENT,
-         "size '{}' is too large: at most {} bytes (16 EiB - 1)", original,
-         kMax);
-  };
-  uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      fail(JW_ERROR_INVALID_ARGUMENT,
-           "bad size '{}': use bytes or a K/M/G suffix", original);
-    }
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (value > (kMax - digit) / 10) too_large();
-    value = value * 10 + digit;
-  }
-  if (value > kMax / multiplier) too_large();
-  return value * multiplier;
-}
-
 DiskCache::DiskCache(fs::path directory, fs::path system_directory,
                      uint64_t max_bytes, const Logger* logger, Opening opening)
     : directory_(std::move(directory)),

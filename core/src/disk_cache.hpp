@@ -162,8 +162,4 @@ class DiskCache : public ArtifactStore {
   std::set<std::filesystem::path> swept_;
 };
 
-// Parses "512M", "2G", "1000000" (bytes); throws Error on bad text and on
-// sizes of 2^64 bytes or more.
-uint64_t parse_byte_size(std::string_view text);
-
 }  // namespace jitwarm::detail

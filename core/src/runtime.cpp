@@ -139,6 +139,15 @@ void KernelHandle::launch(std::span<const jw_arg_value> args,
                       options.stream);
 }
 
+bool KernelHandle::is_prepared(std::span<const jw_arg_value> args,
+                               const LaunchOptions& options) const {
+  const bool prepared =
+      RuntimeImpl::find_prepared(*this, args, options.platform,
+                                 options.device) != nullptr;
+  runtime_->registry().collect_retired();
+  return prepared;
+}
+
 CompileKey KernelHandle::key_for(std::span<const jw_arg_value> args,
                                  const LaunchOptions& options) const {
   CompileKey key =

@@ -99,7 +99,7 @@ class TemporaryDirectory {
   fs::path path_;
 };
 
-extern "C" void stop_warmup_worker(int signal_number) {
+void stop_warmup_worker(int signal_number) {
   remove_in_flight_files();
   // Die of the same signal, so the parent (if any) sees why.
   std::signal(signal_number, SIG_DFL);

@@ -234,6 +234,45 @@ def resolve_cache_settings(*, cache_dir: Optional[PathLike] = ...,
                            remote_cache: Optional[str] = ...,
                            no_remote_cache: Optional[bool] = ...,
                            remote_timeout: Optional[float] = ...) -> CacheSettings: ...
+class CacheEntryInfo:
+    key: str
+    kernel: str
+    implementation: str
+    target: str
+    bytes: int
+    system: bool
+
+
+class CacheListing:
+    cache_dir: str
+    entries: List[CacheEntryInfo]
+    @property
+    def corrupt(self) -> List[Tuple[str, str]]: ...
+
+
+class CacheReport:
+    cache_dir: str
+    entries: int
+    bytes: int
+    system_entries: int
+    system_bytes: int
+    corrupt: int
+    corrupt_files: List[str]
+    removed: int
+    removed_bytes: int
+    @property
+    def removed_by_target(self) -> Dict[str, int]: ...
+
+
+def list_cache(targets: Sequence[str] = ..., *, cache_dir: Optional[PathLike] = ...,
+               system_cache_dir: Optional[PathLike] = ...) -> CacheListing: ...
+def cache_directory_stats(*, cache_dir: Optional[PathLike] = ...,
+                          system_cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
+def verify_cache(*, cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
+def prune_cache(*, max_bytes: Optional[int] = ...,
+                cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
+def clear_cache(targets: Sequence[str] = ..., *,
+                cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
 def export_cache_bundle(path: PathLike, targets: Sequence[str] = ..., *,
                         cache_dir: Optional[PathLike] = ...,
                         system_cache_dir: Optional[PathLike] = ...) -> CacheBundleSummary: ...

@@ -159,6 +159,106 @@ void bind_cache(py::module_& m) {
       py::arg("path"), py::kw_only(), py::arg("cache_dir") = py::none(),
       "Checks every entry of a bundle, then writes them all into the cache "
       "(a corrupt or truncated bundle writes none and raises).");
+  // Cache administration: what `jitwarm cache` does.
+  py::class_<CacheEntryInfo>(m, "CacheEntryInfo")
+      .def_readonly("key", &CacheEntryInfo::key)
+      .def_readonly("kernel", &CacheEntryInfo::kernel)
+      .def_readonly("implementation", &CacheEntryInfo::implementation)
+      .def_readonly("target", &CacheEntryInfo::target)
+      .def_readonly("bytes", &CacheEntryInfo::bytes)
+      .def_readonly("system", &CacheEntryInfo::system);
+  py::class_<CacheListing>(m, "CacheListing",
+                           "Every entry of a cache directory, and every "
+                           "corrupt one as (path, why).")
+      .def_readonly("cache_dir", &CacheListing::cache_dir)
+      .def_readonly("entries", &CacheListing::entries)
+      .def_property_readonly("corrupt", [](const CacheListing& l) {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto& c : l.corrupt) out.emplace_back(c.path, c.why);
+        return out;
+      });
+  py::class_<CacheReport>(m, "CacheReport",
+                          "What a cache action found or did; entries and "
+                          "bytes are the cache's after it.")
+      .def_readonly("cache_dir", &CacheReport::cache_dir)
+      .def_readonly("entries", &CacheReport::entries)
+      .def_readonly("bytes", &CacheReport::bytes)
+      .def_readonly("system_entries", &CacheReport::system_entries)
+      .def_readonly("system_bytes", &CacheReport::system_bytes)
+      .def_readonly("corrupt", &CacheReport::corrupt)
+      .def_readonly("corrupt_files", &CacheReport::corrupt_files)
+      .def_readonly("removed", &CacheReport::removed)
+      .def_readonly("removed_bytes", &CacheReport::removed_bytes)
+      .def_property_readonly("removed_by_target", [](const CacheReport& r) {
+        py::dict d;
+        for (const auto& [target, n] : r.removed_by_target)
+          d[py::str(target)] = n;
+        return d;
+      });
+  // The directory as a runtime with these options would use it.
+  const auto directory_of = [](py::object cache_dir,
+                               py::object system_cache_dir,
+                               py::object cache_max_bytes) {
+    RuntimeOptions o;
+    CacheArguments a;
+    a.cache_dir = cache_dir;
+    a.system_cache_dir = system_cache_dir;
+    a.cache_max_bytes = cache_max_bytes;
+    a.apply(o);
+    return o;
+  };
+  m.def(
+      "list_cache",
+      [directory_of](std::vector<std::string> targets, py::object cache_dir,
+                     py::object system_cache_dir) {
+        const RuntimeOptions o =
+            directory_of(cache_dir, system_cache_dir, py::none());
+        return call_core([&] { return list_cache(targets, o); });
+      },
+      py::arg("targets") = std::vector<std::string>{}, py::kw_only(),
+      py::arg("cache_dir") = py::none(),
+      py::arg("system_cache_dir") = py::none(),
+      "Every entry of the cache (and of its system layer) of these targets "
+      "(all when empty), and every corrupt one.");
+  m.def(
+      "cache_directory_stats",
+      [directory_of](py::object cache_dir, py::object system_cache_dir) {
+        const RuntimeOptions o =
+            directory_of(cache_dir, system_cache_dir, py::none());
+        return call_core([&] { return cache_directory_stats(o); });
+      },
+      py::kw_only(), py::arg("cache_dir") = py::none(),
+      py::arg("system_cache_dir") = py::none(),
+      "Entries and bytes of the cache directory and of its system layer.");
+  m.def(
+      "verify_cache",
+      [directory_of](py::object cache_dir) {
+        const RuntimeOptions o =
+            directory_of(cache_dir, py::none(), py::none());
+        return call_core([&] { return verify_cache(o); });
+      },
+      py::kw_only(), py::arg("cache_dir") = py::none(),
+      "Reads and checks every entry of the cache directory.");
+  m.def(
+      "prune_cache",
+      [directory_of](py::object max_bytes, py::object cache_dir) {
+        const RuntimeOptions o = directory_of(cache_dir, py::none(), max_bytes);
+        return call_core([&] { return prune_cache(o); });
+      },
+      py::kw_only(), py::arg("max_bytes") = py::none(),
+      py::arg("cache_dir") = py::none(),
+      "Evicts least recently used entries down to max_bytes (default: "
+      "JITWARM_CACHE_MAX_BYTES).");
+  m.def(
+      "clear_cache",
+      [directory_of](std::vector<std::string> targets, py::object cache_dir) {
+        const RuntimeOptions o =
+            directory_of(cache_dir, py::none(), py::none());
+        return call_core([&] { return clear_cache(targets, o); });
+      },
+      py::arg("targets") = std::vector<std::string>{}, py::kw_only(),
+      py::arg("cache_dir") = py::none(),
+      "Removes the entries of these targets (all when empty).");
   m.def(
       "warmup_shard",
       [](const std::vector<CompileKey>& plan, unsigned shard, unsigned count) {

@@ -1094,6 +1094,76 @@ JITWARM_EXPORT jw_status
 jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
                        jw_cache_bundle_summary** out_summary);
 
+/* --- Cache administration: what `jitwarm cache stats|list|verify|prune|clear`
+ * does, for any host. `cache` picks the directory as for a runtime (may be
+ * NULL). None of these makes a directory: a missing one is
+ * JW_ERROR_NOT_FOUND, none at all JW_ERROR_INVALID_ARGUMENT. */
+typedef struct jw_cache_entry_info {
+  uint32_t struct_size; /* sizeof(jw_cache_entry_info) */
+  const void* next;
+  const char* key; /* the key's text */
+  const char* kernel;
+  const char* implementation;
+  const char* target;
+  uint64_t bytes;
+  int32_t system; /* nonzero: in the read-only system layer */
+} jw_cache_entry_info;
+
+typedef struct jw_cache_listing {
+  uint32_t struct_size; /* sizeof(jw_cache_listing) */
+  const void* next;
+  const char* cache_dir;
+  const jw_cache_entry_info* const* entries;
+  uint64_t num_entries;
+  /* Corrupt entries: their files, and why each is corrupt. */
+  const char* const* corrupt_paths;
+  const char* const* corrupt_reasons;
+  uint64_t num_corrupt;
+} jw_cache_listing;
+JITWARM_EXPORT void jw_cache_listing_free(jw_cache_listing* listing);
+
+/* Every entry of these targets (all when num_targets is 0), of the system
+ * layer too, and every corrupt one. Free with jw_cache_listing_free. */
+JITWARM_EXPORT jw_status jw_cache_list(const char* const* targets,
+                                       uint32_t num_targets,
+                                       const jw_runtime_options* cache,
+                                       jw_cache_listing** out_listing);
+
+/* What an action found or did; entries and bytes are the user cache's after
+ * it. Free with jw_cache_report_free. */
+typedef struct jw_cache_report {
+  uint32_t struct_size; /* sizeof(jw_cache_report) */
+  const void* next;
+  const char* cache_dir;
+  uint64_t entries;
+  uint64_t bytes;
+  uint64_t system_entries; /* stats: the read-only layer */
+  uint64_t system_bytes;
+  uint64_t corrupt; /* verify */
+  const char* const* corrupt_files;
+  uint64_t num_corrupt_files;
+  uint64_t removed;                                       /* prune, clear */
+  uint64_t removed_bytes;                                 /* clear */
+  const jw_cache_bundle_target* const* removed_by_target; /* clear */
+  uint32_t num_removed_targets;
+} jw_cache_report;
+JITWARM_EXPORT void jw_cache_report_free(jw_cache_report* report);
+
+JITWARM_EXPORT jw_status jw_cache_stats(const jw_runtime_options* cache,
+                                        jw_cache_report** out_report);
+/* Reads and checks every entry. */
+JITWARM_EXPORT jw_status jw_cache_verify(const jw_runtime_options* cache,
+                                         jw_cache_report** out_report);
+/* Least recently used entries out, down to the options' cache_max_bytes
+ * (else JITWARM_CACHE_MAX_BYTES; neither: JW_ERROR_INVALID_ARGUMENT). */
+JITWARM_EXPORT jw_status jw_cache_prune(const jw_runtime_options* cache,
+                                        jw_cache_report** out_report);
+/* The entries of these targets out (every entry when num_targets is 0). */
+JITWARM_EXPORT jw_status jw_cache_clear(const char* const* targets,
+                                        uint32_t num_targets,
+                                        const jw_runtime_options* cache,
+                                        jw_cache_report** out_report);
+
 /* Shard `shard` of `count` (1 <= shard <= count) of a warmup plan, in plan
  * order (jitwarm.hpp warmup_shard: machines that warm one plan between
  * them). Free with jw_compile_key_list_free. */

@@ -21,6 +21,10 @@
 #include <variant>
 #include <vector>
 
+// libjitwarm is built with hidden visibility and exports what this header
+// declares (core/libjitwarm.map, core/check_exports.py).
+#pragma GCC visibility push(default)
+
 namespace jitwarm {
 
 // ---------------------------------------------------------------------------
@@ -631,13 +635,16 @@ struct JitMonitorStats {
 // Kernels and the runtime
 // ---------------------------------------------------------------------------
 class Runtime;
+// The runtime's internals, for the library's own tests (their header is
+// not installed): not part of the API, and not exported (declared outside
+// the default-visibility region, so libjitwarm's hidden default holds).
+#pragma GCC visibility pop
 namespace detail {
 struct KernelSlot;
 class RuntimeImpl;
-// The runtime's internals, for the library's own tools and tests (their
-// header is not installed): not part of the API.
 RuntimeImpl& impl_of(const Runtime& runtime);
 }  // namespace detail
+#pragma GCC visibility push(default)
 
 struct LaunchOptions {
   std::string platform;  // empty: the runtime's default launch platform
@@ -660,6 +667,11 @@ class KernelHandle {
   // The key a launch with these arguments would use.
   CompileKey key_for(std::span<const jw_arg_value> args,
                      const LaunchOptions& options = {}) const;
+  // Whether a launch with these arguments would find its prepared launch
+  // (compiled and loaded: a launch that takes the hit path alone). Counts,
+  // compiles, prepares and launches nothing.
+  bool is_prepared(std::span<const jw_arg_value> args,
+                   const LaunchOptions& options = {}) const;
 
  private:
   friend class Runtime;
@@ -801,6 +813,67 @@ CacheBundleSummary export_cache_bundle(const std::string& bundle_path,
 CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
                                        const RuntimeOptions& cache = {});
 
+// ---------------------------------------------------------------------------
+// Cache administration: what `jitwarm cache stats|list|verify|prune|clear`
+// does, for any host. `cache` picks the directory as a runtime would
+// (resolve_cache_settings). None of these makes a directory: a missing one
+// is Error(JW_ERROR_NOT_FOUND), no directory at all (disabled, no home)
+// Error(JW_ERROR_INVALID_ARGUMENT).
+// ---------------------------------------------------------------------------
+struct CacheEntryInfo {
+  std::string key;  // the key's text
+  std::string kernel;
+  std::string implementation;
+  std::string target;
+  uint64_t bytes = 0;
+  bool system = false;  // in the read-only system layer
+};
+
+struct CorruptCacheEntry {
+  std::string path;
+  std::string why;
+};
+
+struct CacheListing {
+  std::string cache_dir;
+  std::vector<CacheEntryInfo> entries;  // of the targets asked for
+  std::vector<CorruptCacheEntry> corrupt;
+};
+
+// What an action found or did. `entries` and `bytes` are the user cache's
+// after the action.
+struct CacheReport {
+  std::string cache_dir;
+  std::size_t entries = 0;
+  uint64_t bytes = 0;
+  std::size_t system_entries = 0;  // stats: the read-only layer
+  uint64_t system_bytes = 0;
+  std::size_t corrupt = 0;  // verify
+  std::vector<std::string> corrupt_files;
+  std::size_t removed = 0;     // prune, clear
+  uint64_t removed_bytes = 0;  // clear
+  // clear: entries removed per target ("(corrupt)" for unreadable ones).
+  std::vector<std::pair<std::string, std::size_t>> removed_by_target;
+};
+
+// Every entry of the directory and of its system layer whose target is
+// one of `targets` (all when empty), and every corrupt one with why.
+CacheListing list_cache(const std::vector<std::string>& targets = {},
+                        const RuntimeOptions& cache = {});
+// Entries and bytes of the directory, and of its system layer.
+CacheReport cache_directory_stats(const RuntimeOptions& cache = {});
+// Reads and checks every entry; removes stale files of dead writers.
+CacheReport verify_cache(const RuntimeOptions& cache = {});
+// Removes least recently used entries down to the budget (cache_max_bytes,
+// else JITWARM_CACHE_MAX_BYTES; none is Error(JW_ERROR_INVALID_ARGUMENT)).
+CacheReport prune_cache(const RuntimeOptions& cache = {});
+// Removes the entries of `targets` (every entry when empty).
+CacheReport clear_cache(const std::vector<std::string>& targets = {},
+                        const RuntimeOptions& cache = {});
+// "512M" -> 536870912: bytes, or a K/M/G suffix (binary). Throws
+// Error(JW_ERROR_INVALID_ARGUMENT) for anything else or past 2^64 - 1.
+uint64_t parse_byte_size(std::string_view text);
+
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
@@ -896,3 +969,5 @@ class Runtime {
 };
 
 }  // namespace jitwarm
+
+#pragma GCC visibility pop
