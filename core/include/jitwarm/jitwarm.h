@@ -857,7 +857,7 @@ JITWARM_EXPORT jw_status jw_runtime_is_cached(jw_runtime* runtime,
                                               const jw_compile_key* key,
                                               int32_t* out_cached);
 
-/* --- Specialization (DESIGN.md "Specialization") ------------------------- */
+/* --- Specialization (docs/compile-keys.md) ------------------------------- */
 /* The type (i32/i64/u64) and value class of an integer. value.kind must be
  * JW_SCALAR_INT or JW_SCALAR_UINT (which cover every integer a key can
  * hold, [-2^63, 2^64)). */
