@@ -10,8 +10,8 @@ start-up is not counted); the median and minimum are printed.
 
     python3 bench/nvrtc_floor.py [--repeat N] [--set NAME ...]
 
-Needs libnvrtc.so.13 (or NVRTC= a path) and no GPU. docs/results/
-compile-throughput.md records what it printed.
+Needs libnvrtc.so.13 (or NVRTC= a path) and no GPU.
+docs/results/compile-throughput.md records what it printed.
 """
 import argparse
 import ctypes

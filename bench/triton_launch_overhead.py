@@ -27,7 +27,8 @@ BATCH = 256
 @triton.jit
 def expand(output_ptr, x_ptr, cu_num_tokens_ptr, replace_from, replace_to,
            MAX_NUM_TOKENS: tl.constexpr):
-    # KERNELS.md expand, one program per request: copy x[req] to its tokens.
+    # docs/kernels.md, 2. expand; one program per request: copy x[req] to its
+    # tokens.
     req = tl.program_id(0)
     start = tl.load(cu_num_tokens_ptr + req - 1, mask=req > 0, other=0)
     end = tl.load(cu_num_tokens_ptr + req)

@@ -1,6 +1,6 @@
 // ArgumentSignature: the facts a compile key holds about a call's arguments
-// (DESIGN.md "Specialization"), computed without building a CompileKey and,
-// for schemas of up to kInlineParams parameters, without allocating.
+// (docs/compile-keys.md, "The rules"), computed without building a CompileKey
+// and, for schemas of up to kInlineParams parameters, without allocating.
 //
 // It is the first half of derive_key: `specialize_arguments` validates the
 // arguments against the schema and writes the signature; `key_from_signature`

@@ -178,7 +178,7 @@ jw_register_source_kernel(jw_runtime* runtime, const jw_source_kernel* kernel,
 }  // extern "C"
 
 // ===========================================================================
-// Host application API, continued (jitwarm.h, the issue 15 section).
+// Host application API, continued (jitwarm.h, the section of that name).
 // ===========================================================================
 struct jw_compile_key {
   jitwarm::CompileKey key;
@@ -813,7 +813,7 @@ JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
 }  // extern "C"
 
 // ===========================================================================
-// Caches for fleets (jitwarm.h, the issue 16 section).
+// Caches for fleets (jitwarm.h, the section of that name).
 // ===========================================================================
 namespace {
 

@@ -1,4 +1,4 @@
-// The JIT monitor (DESIGN.md "Dispatch and warmup"): after seal(), a compile
+// The JIT monitor (docs/warmup.md, "The JIT monitor"): after seal(), a compile
 // on the launch path is allowed silently (off), allowed with one warning per
 // key (warn), or refused (error); record mode appends every key compiled
 // on the launch path after seal to a manifest, so the next start warms it.

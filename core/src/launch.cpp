@@ -1,4 +1,5 @@
-// The launch path, top to bottom (DESIGN.md "The launch path"):
+// The launch path, top to bottom (docs/architecture.md, "The hot path and its
+// invariants"):
 //   1. enter the registry's readers and load the kernel's state (I2);
 //   2. take the platform's winner (the default platform when none is named);
 //   3. take the arguments' image (argument_image.hpp); when it is the last

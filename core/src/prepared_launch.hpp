@@ -1,6 +1,6 @@
 // Prepared launches: what every launch of one specialization needs, built
 // once, on the first launch of its signature, and found again by signature
-// without a lock (DESIGN.md "The launch path").
+// without a lock (docs/architecture.md, "The hot path and its invariants").
 //
 // Contract:
 //  * A table belongs to one platform entry of one published KernelState

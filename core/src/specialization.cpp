@@ -1,4 +1,4 @@
-// The specialization rules (DESIGN.md "Specialization"), argument
+// The specialization rules (docs/compile-keys.md), argument
 // validation, argument signatures (argument_signature.hpp) and derive_key,
 // the one function that maps arguments to a compile key for both the launch
 // path and warmup.

@@ -1,4 +1,4 @@
-// The portable kernel set (shared/KERNELS.md): names, parameter order and
+// The portable kernel set (docs/kernels.md): names, parameter order and
 // flags, as one table every backend reads.
 //
 // The reference-cpu plugin *defines* these schemas with the core; the device
@@ -126,7 +126,7 @@ namespace silu_and_mul {
 enum : uint32_t { out, x, T, H, count };
 }
 
-// The ten schemas, in KERNELS.md order. Static storage.
+// The ten schemas, in the order of docs/kernels.md. Static storage.
 std::span<const jw_kernel_schema> schemas();
 // nullptr when the name is not in the set.
 const jw_kernel_schema* find_schema(std::string_view name);

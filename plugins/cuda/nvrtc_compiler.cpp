@@ -193,8 +193,9 @@ void NvrtcCompiler::set_compile_threads(std::string_view threads) {
 
 std::vector<std::string> NvrtcCompiler::options_for(
     const gpu::GpuTarget& target) const {
-  // No fast-math: the kernels must match the CPU reference (KERNELS.md), so
-  // division and sqrt stay IEEE-rounded (NVRTC's defaults).
+  // No fast-math: the kernels must match the CPU reference (docs/kernels.md,
+  // "Floating point"), so division and sqrt stay IEEE-rounded (NVRTC's
+  // defaults).
   std::vector<std::string> options{"--gpu-architecture=" + target.arch,
                                    "-std=c++17"};
   // NVRTC 12.8 has both options; an older one may refuse them, so it gets

@@ -135,7 +135,8 @@ std::string HiprtcCompiler::identity() const {
 std::vector<std::string> HiprtcCompiler::options_for(
     const gpu::GpuTarget& target) const {
   // The same language and optimization level as the clang path; no
-  // fast-math (the kernels must match the CPU reference, KERNELS.md).
+  // fast-math (the kernels must match the CPU reference, docs/kernels.md,
+  // "Floating point").
   return {"--offload-arch=" + target.arch, "-O3", "-std=c++17"};
 }
 

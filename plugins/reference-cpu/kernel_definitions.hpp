@@ -4,7 +4,7 @@
 // Owns: which instantiations exist per kernel, how a compile key (or a set
 // of launch arguments) selects one, and the constexpr rules a key must meet.
 // Each kernel's semantics live in its own file under kernels/ (pack_seq and
-// unpack_seq, each the other's inverse, share one); shared/KERNELS.md is
+// unpack_seq, each the other's inverse, share one); docs/kernels.md is
 // the specification. The schemas themselves live in
 // plugins/common/kernel_set.cpp and are only read here.
 #pragma once
@@ -41,7 +41,7 @@ struct KernelDefinition {
   const Instantiation* find(std::string_view name) const;
 };
 
-// One per kernel of shared/KERNELS.md, defined in the kernel's own file.
+// One per kernel of docs/kernels.md, defined in the kernel's own file.
 const KernelDefinition& compute_slot_mapping_definition();
 const KernelDefinition& expand_definition();
 const KernelDefinition& batch_memcpy_definition();

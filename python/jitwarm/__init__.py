@@ -140,10 +140,11 @@ def warmup_inputs_for(schema: KernelSchema, key: CompileKey) -> List[Any]:
 
 
 def _override_parameter_names(fn: Callable[..., Any], schema: KernelSchema) -> List[str]:
-    """How an override takes its arguments (DESIGN.md "Registry and
-    overrides"): by name when its parameter names are the schema's (or it
-    takes **kwargs), by position otherwise. The names go to the core, which
-    refuses unexpected or missing ones with the schema's list."""
+    """How an override takes its arguments (docs/architecture.md, "Registry
+    and overrides"; docs/python.md, "Overrides"): by name when its parameter
+    names are the schema's (or it takes **kwargs), by position otherwise. The
+    names go to the core, which refuses unexpected or missing ones with the
+    schema's list."""
     schema_names = [p.name for p in schema.params]
     try:
         signature = inspect.signature(fn)

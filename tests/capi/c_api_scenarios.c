@@ -752,7 +752,7 @@ done:
   return RESULT();
 }
 
-/* --- Caches for fleets (the issue 16 section) ---------------------------- */
+/* --- Caches for fleets (jitwarm.h, the section of that name) ------------ */
 
 const char* scenario_cache_settings(void) {
   jw_cache_settings* s = NULL;

@@ -10,11 +10,15 @@ docs/results/, which records past runs):
 - every implementation a compile-key example names ("... via NAME") is one the
   code registers;
 - the README says what jitwarm is before how to install it, and what happens
-  without a CUDA toolkit.
+  without a CUDA toolkit;
+- no file of the repository (code, tests, manifests, docs) cites a Markdown
+  file the repository does not hold: the design lives in docs/, and a page
+  kept elsewhere is no reference a reader can follow.
 Prints one line per problem; exits 1 when there is one."""
 import glob
 import os
 import re
+import subprocess
 import sys
 
 ROOT = sys.argv[1]
@@ -76,8 +80,47 @@ if not 0 <= readme.find("jitwarm is a") < install:
 if "Without a CUDA toolkit" not in readme or "-Dcuda=" not in readme:
     problems.append("README.md: does not say what happens without a CUDA toolkit")
 
+
+# 5. Every Markdown file a file of the repository cites is in the repository:
+#    relative to the root, to docs/ or to the citing file. URLs are left out.
+def repository_files():
+    """The tracked files; outside a git checkout, every file but build trees."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], capture_output=True,
+                                check=True).stdout.decode("utf-8")
+        return [p for p in listed.split("\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        found = []
+        for directory, subdirs, names in os.walk("."):
+            subdirs[:] = [d for d in subdirs if not d.startswith(".") and
+                          not os.path.isdir(os.path.join(directory, d, "meson-private"))]
+            found += [os.path.normpath(os.path.join(directory, n)) for n in names]
+        return found
+
+
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+MARKDOWN_NAME = re.compile(r"(?<![\w./:-])((?:\.\.?/)*[\w.-]*(?:/[\w.-]+)*[\w-]\.md)(?!\w)")
+FILES = repository_files()
+HELD = set(FILES)
+citations = 0
+for path in FILES:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        continue  # binary (fuzz corpora) or absent from the work tree
+    for number, line in enumerate(text.splitlines(), 1):
+        for name in MARKDOWN_NAME.findall(URL.sub("", line)):
+            citations += 1
+            places = [os.path.normpath(os.path.join(base, name))
+                      for base in ("", "docs", os.path.dirname(path))]
+            if not any(p in HELD for p in places):
+                problems.append(f"{path}:{number}: cites {name}, which is not in the "
+                                "repository (cite a page of docs/)")
+
 for problem in problems:
     print("FAIL " + problem)
 print(f"{len(PAGES)} pages, {len(variables)} variables, {len(implementations)} "
-      f"implementations checked: {len(problems)} problems")
+      f"implementations, {citations} Markdown citations in {len(FILES)} files "
+      f"checked: {len(problems)} problems")
 sys.exit(1 if problems else 0)

@@ -100,7 +100,8 @@ TEST_CASE("given --kernel filters, then globs must match and names resolve") {
         }).first == JW_ERROR_INVALID_ARGUMENT);
 }
 
-TEST_CASE("given DESIGN.md's target shorthand, then it gets its platform") {
+TEST_CASE(
+    "given the target shorthand of docs/cli.md, then it gets its platform") {
   CHECK(cli::expand_target("sm_90") == "cuda:sm_90");
   CHECK(cli::expand_target("sm_90a") == "cuda:sm_90a");
   CHECK(cli::expand_target("compute_90") == "cuda:compute_90");

@@ -1,8 +1,8 @@
 // Tests of tools/conformance/cases: the catalogue covers, for every kernel
-// of the portable set, what KERNELS.md asks a backend to get right. The
-// checks read the schemas (allowed dtypes, which integers are specialized)
-// and derive each case's compile key, so they follow the kernel set rather
-// than a list written here.
+// of the portable set, what docs/kernels.md asks a backend to get right ("What
+// a backend must get right"). The checks read the schemas (allowed dtypes,
+// which integers are specialized) and derive each case's compile key, so they
+// follow the kernel set rather than a list written here.
 #include <doctest/doctest.h>
 
 #include <jitwarm/jitwarm.hpp>

@@ -22,7 +22,7 @@ struct IntChoice {
   jw_int_class value_class;
 };
 // Every type and class a non-dns integer can have (the class "one" only
-// exists for i32; DESIGN.md).
+// exists for i32; docs/compile-keys.md).
 constexpr IntChoice kSpecializedInts[] = {
     {JW_INT_I32, JW_INT_CLASS_NONE},  {JW_INT_I32, JW_INT_CLASS_ONE},
     {JW_INT_I32, JW_INT_CLASS_DIV16}, {JW_INT_I64, JW_INT_CLASS_NONE},

@@ -707,7 +707,8 @@ struct Api {
 };
 
 // expand of three requests on device memory of the current context:
-// x = [5, 9, 5], cu = [2, 5, 6], 5 replaced by 0 (KERNELS.md's example).
+// x = [5, 9, 5], cu = [2, 5, 6], 5 replaced by 0 (the example of
+// docs/kernels.md, 2. expand).
 struct ExpandOnDevice {
   explicit ExpandOnDevice(const Api& driver_api) : api(driver_api) {
     REQUIRE(api.mem_alloc(&output, 24) == 0);

@@ -1,8 +1,8 @@
-// Issue 3's end-to-end promise, with the real CPU reference plugin: warm the
-// kernel-set manifest, seal with the JIT monitor in error mode, then launch
-// every kernel across the dtypes, integer classes and alignments the
-// manifest covers — the compile counter must not move — and check that an
-// unwarmed key is refused with a message naming it.
+// Warmup's end-to-end promise (docs/warmup.md), with the real CPU reference
+// plugin: warm the kernel-set manifest, seal with the JIT monitor in error
+// mode, then launch every kernel across the dtypes, integer classes and
+// alignments the manifest covers — the compile counter must not move — and
+// check that an unwarmed key is refused with a message naming it.
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 

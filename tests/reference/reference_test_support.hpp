@@ -1,8 +1,8 @@
 // reference_test_support.hpp — what the CPU reference tests share: host
 // tensors that own their storage, argument builders, a way to capture a
 // kernel's error, and a compile-key builder that follows the specialization
-// rules of DESIGN.md closely enough for the reference's selection (dtypes,
-// scalar kinds, constexpr values).
+// rules of docs/compile-keys.md closely enough for the reference's selection
+// (dtypes, scalar kinds, constexpr values).
 //
 // The reference tests link the reference library directly, never the core,
 // so they keep building while the core changes.

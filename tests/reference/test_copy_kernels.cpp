@@ -1,5 +1,5 @@
 // Tests for the data-movement kernels of the CPU reference: expand,
-// batch_memcpy, scatter_states, pack_seq and unpack_seq (KERNELS.md
+// batch_memcpy, scatter_states, pack_seq and unpack_seq (docs/kernels.md,
 // sections 2, 3, 5, 6 and 7).
 #include <doctest/doctest.h>
 
@@ -41,8 +41,8 @@ std::vector<T> expand_values(std::vector<T> x, std::vector<int32_t> cu,
 }
 
 TEST_CASE(
-    "given the KERNELS.md example (x [5, 9, 5], cu [2, 5, 6], replace 5 -> "
-    "0), when expand runs for each integer dtype, then output is [0, 0, 9, "
+    "given the docs/kernels.md example (x [5, 9, 5], cu [2, 5, 6], replace 5 "
+    "-> 0), when expand runs for each integer dtype, then output is [0, 0, 9, "
     "9, 9, 0] and the tail is untouched") {
   std::string instantiation;
   CHECK(expand_values<int32_t>({5, 9, 5}, {2, 5, 6}, int_arg(5), int_arg(0), 8,
@@ -265,7 +265,8 @@ std::vector<uint8_t> scatter(jw_dtype dtype, int64_t rows, int64_t row_size,
   return state.values;
 }
 
-// The same scatter written as a byte loop over the KERNELS.md definition.
+// The same scatter written as a byte loop over the definition in
+// docs/kernels.md.
 template <typename Index>
 std::vector<uint8_t> expected_scatter(jw_dtype dtype, int64_t rows,
                                       int64_t row_size, int64_t stride,

@@ -1,5 +1,5 @@
 // Tests for the float kernels of the CPU reference: rms_norm and
-// silu_and_mul (KERNELS.md sections 9 and 10), against straightforward
+// silu_and_mul (docs/kernels.md, sections 9 and 10), against straightforward
 // double-precision formulas within the stated tolerances: float32 relative
 // 1e-5, float16 and bfloat16 within one unit in the last place.
 #include <doctest/doctest.h>

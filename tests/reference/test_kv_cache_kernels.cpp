@@ -1,6 +1,6 @@
 // Tests for the KV-cache bookkeeping kernels of the CPU reference:
 // compute_slot_mapping, zero_kv_blocks and prepare_pos_seq_lens
-// (KERNELS.md sections 1, 4 and 8).
+// (docs/kernels.md, sections 1, 4 and 8).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -106,7 +106,7 @@ struct SlotMappingLaunch {
 };
 
 TEST_CASE(
-    "given the KERNELS.md example (block_size 16, block table row [7, 3], "
+    "given the docs/kernels.md example (block_size 16, block table row [7, 3], "
     "positions [0, 17]), when slot mapping runs, then slots are [112, 49, "
     "-1, -1]") {
   SlotMappingLaunch launch;

@@ -45,7 +45,7 @@ CompileKey sample_key() {
 
 }  // namespace
 
-TEST_CASE("given a key, then its text form reads like DESIGN.md") {
+TEST_CASE("given a key, then its text form reads like docs/compile-keys.md") {
   CHECK(sample_key().text() ==
         "compute_slot_mapping[cuda:sm_90](positions:i64*:a16, "
         "x:fp16*[i32:D,i32:1]:a1, "

@@ -81,8 +81,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "given values, when asked for the representative, then DESIGN.md's table "
-    "holds") {
+    "given values, when asked for the representative, then the "
+    "representatives of docs/compile-keys.md hold") {
   const auto rep = [](__int128 v) {
     return scalar_specialization_rep(specialize_integer(v));
   };

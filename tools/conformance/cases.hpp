@@ -1,12 +1,12 @@
 // cases.hpp — which conformance cases exist for each kernel of the portable
-// set (shared/KERNELS.md), as named recipes built on demand.
+// set (docs/kernels.md), as named recipes built on demand.
 //
 // Owns: the catalogue, and the rule that it covers what "What a backend
 // must get right" asks for: every listed dtype, every specialization class
 // (1, multiple of 16, other) of every non-dns integer, aligned and
 // unaligned tensors, empty inputs, odd sizes, and (with CaseOptions::large)
 // sizes in the millions of elements. Each kernel's generators live in one
-// cases_*.cpp file, grouped as the kernels are in KERNELS.md.
+// cases_*.cpp file, grouped as the kernels are in docs/kernels.md.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // cases_copy.cpp — cases for the kernels that move values without
-// arithmetic: expand, batch_memcpy and scatter_states (KERNELS.md sections
-// 2, 3 and 5). Their outputs are compared exactly; each output holds
+// arithmetic: expand, batch_memcpy and scatter_states (docs/kernels.md,
+// sections 2, 3 and 5). Their outputs are compared exactly; each output holds
 // random values where the kernel must not write.
 #include <jitwarm/jitwarm.hpp>
 

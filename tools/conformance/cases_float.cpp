@@ -1,5 +1,5 @@
 // cases_float.cpp — cases for the float kernels rms_norm and silu_and_mul
-// (KERNELS.md sections 9 and 10). Their outputs are compared with the
+// (docs/kernels.md, sections 9 and 10). Their outputs are compared with the
 // dtype-aware tolerances of compare.hpp; each output has one row past T
 // that the kernel must not write: it keeps its random values, so a write
 // there is a mismatch.

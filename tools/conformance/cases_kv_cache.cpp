@@ -1,6 +1,6 @@
 // cases_kv_cache.cpp — cases for the KV-cache bookkeeping kernels:
 // compute_slot_mapping, zero_kv_blocks and prepare_pos_seq_lens
-// (KERNELS.md sections 1, 4 and 8). All their outputs are integers or
+// (docs/kernels.md, sections 1, 4 and 8). All their outputs are integers or
 // bytes, compared exactly; every output has elements past the range the
 // kernel may write, filled with random values, so a write out of range is
 // a mismatch.

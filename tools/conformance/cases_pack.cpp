@@ -1,7 +1,7 @@
-// cases_pack.cpp — cases for pack_seq and unpack_seq (KERNELS.md sections 6
-// and 7): variable-length rows to a padded batch and back. Both are copies
-// (the pad value is exactly representable in every dtype), compared
-// exactly; outputs have elements past what the kernel writes.
+// cases_pack.cpp — cases for pack_seq and unpack_seq (docs/kernels.md,
+// 6. pack_seq and 7. unpack_seq): variable-length rows to a padded batch and
+// back. Both are copies (the pad value is exactly representable in every
+// dtype), compared exactly; outputs have elements past what the kernel writes.
 #include <jitwarm/jitwarm.hpp>
 
 #include <algorithm>

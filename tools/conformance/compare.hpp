@@ -4,11 +4,11 @@
 // Owns the tolerances, stated once here:
 //  - exact (integers, copies, every byte of a copy kernel): bit-identical.
 //  - float32: |actual - expected| <= 1e-5 * |expected| + 2^-126. The
-//    relative part is KERNELS.md's; the absolute floor is the smallest
-//    normal float32: below it float32 has fewer than 24 significant bits,
-//    so a relative bound means nothing there, and a device that flushes
-//    subnormal results to zero (FTZ, the default of fast-math builds)
-//    differs from the reference by less than it. Inputs are never
+//    relative part is docs/kernels.md's ("Floating point"); the absolute floor
+//    is the smallest normal float32: below it float32 has fewer than 24
+//    significant bits, so a relative bound means nothing there, and a device
+//    that flushes subnormal results to zero (FTZ, the default of fast-math
+//    builds) differs from the reference by less than it. Inputs are never
 //    subnormal (case_model.hpp), so the floor hides nothing else.
 //  - float16 and bfloat16: within one unit in the last place of the output
 //    dtype (both sides round a float32 result once; they may round it from

@@ -666,7 +666,7 @@ jw_register_source_kernel(jw_runtime* runtime, const jw_source_kernel* kernel,
 /* Host application API, continued: everything a host does through         */
 /* jitwarm.hpp — runtime options, load report, explain, platforms,          */
 /* warmup, seal and the JIT monitor, compile keys, specialization,          */
-/* counters (issue 15).                                                     */
+/* counters.                                                                */
 /*                                                                          */
 /* Ownership (R5): a `char*` this section hands out is owned by the caller  */
 /* and freed with jw_string_free; every other owned output names its free   */
@@ -721,9 +721,9 @@ typedef struct jw_runtime_options {
   const char* jit_record_path;
   jw_log_fn log; /* NULL: stderr, filtered by JITWARM_LOG_LEVEL           */
   void* log_ctx;
-  /* Appended (issue 16): the rest of the cache settings, resolved as
-   * jw_cache_settings_resolve says. Zero or NULL leaves each to the
-   * environment. */
+  /* Appended with "Caches for fleets": the rest of the cache settings,
+   * resolved as jw_cache_settings_resolve says. Zero or NULL leaves each
+   * to the environment. */
   int32_t no_cache_dir;         /* nonzero: no persistent directory at all */
   const char* system_cache_dir; /* NULL or "": JITWARM_SYSTEM_CACHE_DIR     */
   uint64_t cache_max_bytes;     /* 0: JITWARM_CACHE_MAX_BYTES, else none   */
@@ -857,7 +857,7 @@ JITWARM_EXPORT jw_status jw_runtime_is_cached(jw_runtime* runtime,
                                               const jw_compile_key* key,
                                               int32_t* out_cached);
 
-/* --- Specialization (DESIGN.md "Specialization") ------------------------- */
+/* --- Specialization (docs/compile-keys.md) ------------------------------- */
 /* The type (i32/i64/u64) and value class of an integer. value.kind must be
  * JW_SCALAR_INT or JW_SCALAR_UINT (which cover every integer a key can
  * hold, [-2^63, 2^64)). */
@@ -985,9 +985,9 @@ typedef struct jw_runtime_counters {
   uint64_t disk_rejects; /* corrupt or mismatched entries: misses       */
   double compile_seconds;
   uint64_t cache_entries; /* artifacts in memory                        */
-  /* Appended (issue 16): the remote tier. A lookup after a local miss is a
-   * hit, a miss, a reject (a corrupt value: a miss) or an error; errors
-   * also count failed write-backs. */
+  /* Appended with "Caches for fleets": the remote tier. A lookup after a
+   * local miss is a hit, a miss, a reject (a corrupt value: a miss) or an
+   * error; errors also count failed write-backs. */
   uint64_t remote_hits;
   uint64_t remote_misses;
   uint64_t remote_rejects;
@@ -999,14 +999,14 @@ JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
                                                  jw_runtime_counters* out);
 
 /* ======================================================================== */
-/* End of the issue 15 section.                                             */
+/* End of "Host application API, continued".                                */
 /* ======================================================================== */
 
 /* ======================================================================== */
-/* Caches for fleets (issue 16): the cache settings a runtime uses, bundles */
-/* that ship a warmed cache as one file, and shards of a warmup plan.       */
-/* Ownership as in the issue 15 section; every struct here is allocated by  */
-/* the core and freed by the function named next to it.                    */
+/* Caches for fleets: the cache settings a runtime uses, bundles that ship  */
+/* a warmed cache as one file, and shards of a warmup plan. Ownership as in */
+/* "Host application API, continued"; every struct here is allocated by     */
+/* the core and freed by the function named next to it.                     */
 /* ======================================================================== */
 
 /* Where compiled kernels are kept, as resolved from the options and the
@@ -1173,7 +1173,7 @@ JITWARM_EXPORT jw_status jw_warmup_shard(const jw_compile_key* const* plan,
                                          jw_compile_key_list** out_keys);
 
 /* ======================================================================== */
-/* End of the issue 16 section.                                             */
+/* End of "Caches for fleets".                                              */
 /* ======================================================================== */
 
 #ifdef __cplusplus

@@ -83,7 +83,7 @@ jw_scalar scalar_float(double value);
 jw_scalar scalar_bool(bool value);
 
 // ---------------------------------------------------------------------------
-// Specialization (DESIGN.md "Specialization")
+// Specialization (docs/compile-keys.md)
 // ---------------------------------------------------------------------------
 struct IntSpec {
   jw_int_type type = JW_INT_I32;

@@ -1,6 +1,6 @@
-// batch_memcpy.cuh — vllm.v1.worker.mamba_utils.batch_memcpy (KERNELS.md 3):
-// many independent byte copies in one launch, memmove semantics within a
-// pair, any size and any alignment.
+// batch_memcpy.cuh — vllm.v1.worker.mamba_utils.batch_memcpy
+// (docs/kernels.md, 3. batch_memcpy): many independent byte copies in one
+// launch, memmove semantics within a pair, any size and any alignment.
 //
 // Launch: grid = (ceil(num_copies / G), split), BLOCK_SIZE threads, where a
 // block is G groups of one warp (wavefront) each. Block (x, y) takes the

@@ -1,6 +1,6 @@
 // compute_slot_mapping.cuh — vllm.v1.worker.block_table.compute_slot_mapping
-// (KERNELS.md 1): the paged-KV-cache slot of every token, PAD (-1) past the
-// last token.
+// (docs/kernels.md, 1. compute_slot_mapping): the paged-KV-cache slot of every
+// token, PAD (-1) past the last token.
 //
 // Launch: one group of blockDim.x lanes per request, blockDim.y groups per
 // block. Every block does two things, so any grid is correct (the host
@@ -33,7 +33,8 @@ struct SlotPlace {
   i64 offset;
 };
 
-// KERNELS.md 1's arithmetic, split at the block-table load.
+// The arithmetic of docs/kernels.md, 1. compute_slot_mapping, split at the
+// block-table load.
 template <int kBlockSizeClass, i64 kBlocksPerKvBlock, i64 kCpWorldSize,
           i64 kCpRank, i64 kCpInterleave>
 struct SlotRule {

@@ -1,5 +1,6 @@
-// expand.cuh — vllm.v1.sample.rejection_sampler.expand (KERNELS.md 2): one
-// value per request becomes one value per token, with one value replaced.
+// expand.cuh — vllm.v1.sample.rejection_sampler.expand (docs/kernels.md,
+// 2. expand): one value per request becomes one value per token, with one
+// value replaced.
 //
 // Launch: one group of blockDim.x lanes per request, blockDim.y groups per
 // block; a block takes blockDim.y * kRequestsPerGroup consecutive requests

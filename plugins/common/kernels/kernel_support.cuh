@@ -25,7 +25,7 @@ namespace jw {
 constexpr int kRequestsPerGroup = 4;
 
 // ---------------------------------------------------------------------------
-// Integer specialization (DESIGN.md "Specialization"). The numbering equals
+// Integer specialization (docs/compile-keys.md). The numbering equals
 // jw_int_class in jitwarm.h, which is frozen.
 // ---------------------------------------------------------------------------
 constexpr int kClassNone = 0;

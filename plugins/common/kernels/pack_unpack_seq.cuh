@@ -1,6 +1,6 @@
 // pack_unpack_seq.cuh — vllm.v1.attention.ops.pack_seq and unpack_seq
-// (KERNELS.md 6 and 7): variable-length rows <-> a padded [B, L_max, D]
-// batch.
+// (docs/kernels.md, 6. pack_seq and 7. unpack_seq): variable-length rows <-> a
+// padded [B, L_max, D] batch.
 //
 // Launch: grid = (B, ceil(L_max / BLOCK_T), ceil(D / BLOCK_D)), y and z
 // capped by the host (blocks stride the tiles), kThreads threads. Block
@@ -23,8 +23,9 @@ namespace jw::kernels {
 namespace pack_detail {
 
 // pad_value as the element type: float types round to nearest even; uint8
-// takes the byte the value names (KERNELS.md: "for uint8 an exact byte"),
-// clamped to [0, 255] and NaN -> 0 so no conversion is undefined.
+// takes the byte the value names (docs/kernels.md, 6. pack_seq: for uint8 it
+// must be an exact byte), clamped to [0, 255] and NaN -> 0 so no conversion
+// is undefined.
 template <typename T, typename TPad>
 JW_INLINE T pad_element(TPad pad_value) {
   if constexpr (is_same_type<T, u8>::value) {

@@ -1,6 +1,7 @@
 // prepare_pos_seq_lens.cuh —
-// vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens (KERNELS.md 8):
-// sequence length and token positions of every request in the batch.
+// vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens (docs/kernels.md,
+// 8. prepare_pos_seq_lens): sequence length and token positions of every
+// request in the batch.
 //
 // Launch: one group of blockDim.x lanes per request slot, blockDim.y groups
 // per block; a block takes blockDim.y * kRequestsPerGroup consecutive slots

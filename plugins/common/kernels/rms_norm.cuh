@@ -1,4 +1,5 @@
-// rms_norm.cuh — vllm.model_executor.layers.layernorm.rms_norm (KERNELS.md 9):
+// rms_norm.cuh — vllm.model_executor.layers.layernorm.rms_norm
+// (docs/kernels.md, 9. rms_norm):
 // out[t, h] = x[t, h] * (1 / sqrt(mean(x[t, :]^2) + eps)) * weight[h], in
 // float32, rounded once to the output dtype.
 //

@@ -1,5 +1,6 @@
 // scatter_states.cuh — vllm.model_executor.layers.mamba.ops.scatter_states
-// (KERNELS.md 5): state[indices[t], :] = src[t, :], negative indices skipped.
+// (docs/kernels.md, 5. scatter_states): state[indices[t], :] = src[t, :],
+// negative indices skipped.
 //
 // Launch: one block per source row (grid.x = num_rows, capped by the host;
 // blocks stride the rows), kThreads threads.

@@ -1,6 +1,7 @@
 // silu_and_mul.cuh — vllm.model_executor.layers.activation.silu_and_mul
-// (KERNELS.md 10): out[t, h] = silu(x[t, h]) * x[t, H + h] with
-// silu(v) = v / (1 + exp(-v)), in float32, rounded once to the output dtype.
+// (docs/kernels.md, 10. silu_and_mul): out[t, h] = silu(x[t, h]) * x[t, H + h]
+// with silu(v) = v / (1 + exp(-v)), in float32, rounded once to the output
+// dtype.
 //
 // Launch: grid = (T, column blocks), both capped by the host (blocks stride
 // rows and columns). Each thread loads Unroll accesses of both halves

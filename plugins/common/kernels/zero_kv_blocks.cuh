@@ -1,6 +1,7 @@
-// zero_kv_blocks.cuh — vllm.v1.worker.utils.zero_kv_blocks (KERNELS.md 4):
-// zeroes seg_block_bytes[s] bytes at seg_addrs[s] + block_ids[b] *
-// seg_block_stride[s] for every segment s and listed block b.
+// zero_kv_blocks.cuh — vllm.v1.worker.utils.zero_kv_blocks
+// (docs/kernels.md, 4. zero_kv_blocks): zeroes seg_block_bytes[s] bytes at
+// seg_addrs[s] + block_ids[b] * seg_block_stride[s] for every segment s and
+// listed block b.
 //
 // Launch: one block per (block, segment) pair, grid = (n_blocks, n_segments),
 // both capped by the host (blocks stride the pairs). The addresses are

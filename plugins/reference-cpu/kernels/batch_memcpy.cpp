@@ -1,7 +1,7 @@
 // batch_memcpy — the reference for vllm.v1.worker.mamba_utils.batch_memcpy
-// (KERNELS.md section 3): many independent byte ranges, copied with memmove
-// semantics per pair. Addresses arrive as int64 values, so on the CPU they
-// are host addresses.
+// (docs/kernels.md, 3. batch_memcpy): many independent byte ranges, copied with
+// memmove semantics per pair. Addresses arrive as int64 values, so on the CPU
+// they are host addresses.
 #include <cstdint>
 #include <cstring>
 

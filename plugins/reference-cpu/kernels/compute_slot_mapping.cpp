@@ -1,7 +1,8 @@
 // compute_slot_mapping — the reference for
-// vllm.v1.worker.block_table.compute_slot_mapping (KERNELS.md section 1):
-// each token's position -> its slot in the paged KV cache, with context
-// parallelism (cp_world_size ranks, interleaved by cp_interleave tokens).
+// vllm.v1.worker.block_table.compute_slot_mapping (docs/kernels.md,
+// 1. compute_slot_mapping): each token's position -> its slot in the paged
+// KV cache, with context parallelism (cp_world_size ranks, interleaved by
+// cp_interleave tokens).
 #include <cstdint>
 
 #include "kernel_definitions.hpp"

@@ -1,6 +1,6 @@
 // expand — the reference for vllm.v1.sample.rejection_sampler.expand
-// (KERNELS.md section 2): one value per request becomes one value per token,
-// with one value replaced by another on the way.
+// (docs/kernels.md, 2. expand): one value per request becomes one value per
+// token, with one value replaced by another on the way.
 #include <cstdint>
 #include <limits>
 #include <optional>

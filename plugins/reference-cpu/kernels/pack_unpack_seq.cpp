@@ -1,7 +1,7 @@
 // pack_seq and unpack_seq — the references for vllm.v1.attention.ops.pack_seq
-// and vllm.v1.attention.ops.unpack_seq (KERNELS.md sections 6 and 7), one
-// file because each is the other's inverse and they share the rules on
-// `lengths`.
+// and vllm.v1.attention.ops.unpack_seq (docs/kernels.md, 6. pack_seq and
+// 7. unpack_seq), one file because each is the other's inverse and they share
+// the rules on `lengths`.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

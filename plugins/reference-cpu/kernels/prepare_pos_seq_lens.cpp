@@ -1,7 +1,7 @@
 // prepare_pos_seq_lens — the reference for
-// vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens (KERNELS.md section
-// 8): per batch slot, the sequence length after this step and the position
-// of every scheduled token.
+// vllm.v1.worker.gpu.input_batch.prepare_pos_seq_lens (docs/kernels.md,
+// 8. prepare_pos_seq_lens): per batch slot, the sequence length after this step
+// and the position of every scheduled token.
 #include <cstdint>
 #include <limits>
 

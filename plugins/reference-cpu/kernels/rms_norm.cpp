@@ -1,5 +1,6 @@
 // rms_norm — the reference for vllm.model_executor.layers.layernorm.rms_norm
-// (KERNELS.md section 9): out = x * rsqrt(mean(x^2) + eps) * weight per row.
+// (docs/kernels.md, 9. rms_norm): out = x * rsqrt(mean(x^2) + eps) * weight per
+// row.
 //
 // As the oracle it accumulates the sum of squares in double (so its own
 // rounding does not eat into the backends' tolerance), then finishes in

@@ -1,8 +1,8 @@
 // scatter_states — the reference for
-// vllm.model_executor.layers.mamba.ops.scatter_states (KERNELS.md section
-// 5): state[indices[t], :] = src[t, :], negative indices skipped. A row
-// copy never looks at values, so one instantiation per element size (and
-// index dtype) serves every dtype in jitwarm.h.
+// vllm.model_executor.layers.mamba.ops.scatter_states (docs/kernels.md,
+// 5. scatter_states): state[indices[t], :] = src[t, :], negative indices
+// skipped. A row copy never looks at values, so one instantiation per element
+// size (and index dtype) serves every dtype in jitwarm.h.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -45,9 +45,9 @@ void run(const KernelArgs& args) {
                " elements, fewer than num_rows = ", num_rows);
   require_row_stride_matches(args, state, state_stride, p::state_stride);
 
-  // Indices must name rows of state and be distinct (KERNELS.md): with a
-  // repeated index the result would depend on a GPU's scheduling, so the
-  // oracle refuses it instead of picking a winner.
+  // Indices must name rows of state and be distinct (docs/kernels.md,
+  // 5. scatter_states): with a repeated index the result would depend on a
+  // GPU's scheduling, so the oracle refuses it instead of picking a winner.
   const Index* targets = indices.as<const Index>();
   std::vector<std::pair<int64_t, int64_t>> used;  // (index, t)
   for (int64_t t = 0; t < num_rows; ++t) {

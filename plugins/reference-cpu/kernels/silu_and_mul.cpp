@@ -1,7 +1,7 @@
 // silu_and_mul — the reference for
-// vllm.model_executor.layers.activation.silu_and_mul (KERNELS.md section
-// 10): out[t, h] = silu(x[t, h]) * x[t, H + h], computed in float32 and
-// rounded once to the output dtype.
+// vllm.model_executor.layers.activation.silu_and_mul (docs/kernels.md,
+// 10. silu_and_mul): out[t, h] = silu(x[t, h]) * x[t, H + h], computed in
+// float32 and rounded once to the output dtype.
 #include <cmath>
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // zero_kv_blocks — the reference for vllm.v1.worker.utils.zero_kv_blocks
-// (KERNELS.md section 4): zero the listed blocks in every cache segment.
-// Segment addresses arrive as int64 values, host addresses on the CPU.
+// (docs/kernels.md, 4. zero_kv_blocks): zero the listed blocks in every cache
+// segment. Segment addresses arrive as int64 values, host addresses on the CPU.
 #include <cstdint>
 #include <cstring>
 
