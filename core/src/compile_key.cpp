@@ -12,6 +12,8 @@
 //     constexpr: u8 scalar kind, 8 bytes of value
 // Changing any of this requires bumping the format version (the golden test
 // fails otherwise), because persistent cache entries are named by it.
+#include <jitwarm/plugin/names.hpp>
+
 #include "errors.hpp"
 
 #define XXH_INLINE_ALL
@@ -178,9 +180,7 @@ std::string encode(const std::string& kernel, const std::string& impl,
 }
 
 std::string int_spec_text(IntSpec s) {
-  std::string t = s.type == JW_INT_I32   ? "i32"
-                  : s.type == JW_INT_I64 ? "i64"
-                                         : "u64";
+  std::string t(plugin::int_type_name(s.type).value_or("u64"));
   if (s.value_class == JW_INT_CLASS_ONE) t += ":1";
   if (s.value_class == JW_INT_CLASS_DIV16) t += ":D";
   return t;
