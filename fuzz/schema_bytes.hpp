@@ -11,9 +11,12 @@
 //   string:  u8 length (mod 32), bytes; length 255 = a null pointer
 //   ref:     u8 0 = null, 1..128 = the name of parameter (n-1) mod count,
 //            else a string
+// Integers are little-endian, in the core's codec (core/src/byte_fields.hpp).
 #pragma once
 
 #include <jitwarm/jitwarm.h>
+
+#include "byte_fields.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -47,10 +50,11 @@ class SchemaReader {
   }
 
  private:
+  // Bytes past the end read as zeros.
   uint64_t bits(int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(u8()) << (8 * i);
-    return v;
+    char buffer[8] = {};
+    for (int i = 0; i < bytes; ++i) buffer[i] = static_cast<char>(u8());
+    return detail::get_le(buffer, bytes);
   }
   std::string_view in_;
   std::size_t pos_ = 0;
@@ -102,9 +106,7 @@ inline void decode_schema(std::string_view bytes, DecodedSchema& out) {
 // The inverse, for well-formed schemas (seeds).
 inline std::string encode_schema(const jw_kernel_schema& s) {
   std::string out;
-  const auto u32 = [&](uint32_t v) {
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-  };
+  const auto u32 = [&](uint32_t v) { detail::put_u32(out, v); };
   const auto string = [&](const char* text) {
     if (text == nullptr) {
       out.push_back(static_cast<char>(255));
@@ -128,8 +130,7 @@ inline std::string encode_schema(const jw_kernel_schema& s) {
     u32(p.allowed_dtypes);
     u32(static_cast<uint32_t>(p.rank));
     u32(static_cast<uint32_t>(p.default_value.kind));
-    u32(static_cast<uint32_t>(p.default_value.value.u));
-    u32(static_cast<uint32_t>(p.default_value.value.u >> 32));
+    detail::put_u64(out, p.default_value.value.u);
   }
   for (uint32_t i = 0; i < s.num_params; ++i) {
     const char* ref = s.params[i].same_dtype_as;

@@ -1,5 +1,6 @@
 // jitwarm kernels | explain: the kernel schemas and who implements them.
 #include <fmt/format.h>
+#include <jitwarm/plugin/names.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -11,14 +12,7 @@ namespace jitwarm::cli {
 namespace {
 
 std::string kind_name(jw_param_kind kind) {
-  switch (kind) {
-    case JW_PARAM_TENSOR: return "tensor";
-    case JW_PARAM_INT: return "int";
-    case JW_PARAM_FLOAT: return "float";
-    case JW_PARAM_CONSTEXPR: return "constexpr";
-    case JW_PARAM_SCALAR: return "scalar";
-  }
-  return "?";
+  return std::string(plugin::param_kind_name(kind).value_or("?"));
 }
 
 // The flags as the schema names them (jitwarm.h's jw_param_flag), in bit

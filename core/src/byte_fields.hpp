@@ -1,5 +1,8 @@
-// Little-endian integers and length-prefixed fields: what the cache entry,
-// the plugin blob and the bundle formats are written in. Reading never
+// Little-endian integers and length-prefixed fields: what the compile key,
+// the cache entry, the plugin blob and the bundle formats are written in
+// (and the schema fuzzer's byte format, fuzz/schema_bytes.hpp). put_le and
+// get_le are the one codec; each format's reader checks lengths its own way
+// (compile_key.cpp's Reader throws with its own messages). Reading never
 // trusts a length: a Cursor that runs out of bytes (or meets a field larger
 // than its bound) stops, and says so through `ok`, instead of reading past
 // its input.
@@ -12,11 +15,27 @@
 
 namespace jitwarm::detail {
 
+// The low `bytes` (at most 8) bytes of `v`, least significant first.
+inline void put_le(std::string& out, uint64_t v, int bytes) {
+  char buffer[8];
+  for (int i = 0; i < bytes; ++i) buffer[i] = static_cast<char>(v >> (8 * i));
+  out.append(buffer, static_cast<std::size_t>(bytes));
+}
+// The `bytes` (at most 8) bytes at `in`, least significant first; the
+// caller has checked that they are there.
+inline uint64_t get_le(const char* in, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  }
+  return v;
+}
+
 inline void put_u32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  put_le(out, v, 4);
 }
 inline void put_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  put_le(out, v, 8);
 }
 // A u64 length, then the bytes.
 inline void put_field(std::string& out, std::string_view s) {
@@ -37,10 +56,7 @@ struct Cursor {
       ok = false;
       return 0;
     }
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-      v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
-    }
+    const uint64_t v = get_le(in.data() + pos, bytes);
     pos += bytes;
     return v;
   }

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "errors.hpp"
+#include "single_flight.hpp"
 
 namespace jitwarm::detail {
 
@@ -12,16 +13,11 @@ uint64_t next_artifact_id() {
   return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
+// A key's compile (single_flight.hpp): its owner is the thread that made
+// the entry; a hit reads flight.ready() without the entry's mutex.
 struct CompileCache::Entry {
   std::string encoding;  // the full key, to rule out hash collisions
-  std::mutex mutex;
-  std::condition_variable ready_cv;
-  enum class State { compiling, ready, failed } state = State::compiling;
-  Artifact artifact;
-  std::exception_ptr error;
-  // Read without the entry mutex on the hit path: set (release) after the
-  // artifact is complete.
-  std::atomic<bool> ready{false};
+  Flight<Artifact> flight;
 };
 
 struct Hash128Hasher {
@@ -88,8 +84,7 @@ const Artifact* CompileCache::find(const CompileKey& key) const {
   Shard& shard = shard_for(key);
   std::shared_lock lock(shard.mutex);
   Entry* e = shard.find_locked(key);
-  return e != nullptr && e->ready.load(std::memory_order_acquire) ? &e->artifact
-                                                                  : nullptr;
+  return e != nullptr ? e->flight.ready() : nullptr;
 }
 
 const Artifact* CompileCache::hit(const CompileKey& key) {
@@ -102,11 +97,9 @@ const Artifact* CompileCache::ready_artifact(Shard& shard,
                                              const CompileKey& key) {
   std::shared_lock lock(shard.mutex);
   Entry* e = shard.find_locked(key);
-  if (e != nullptr && e->ready.load(std::memory_order_acquire)) {
-    hits_.fetch_add(1, std::memory_order_relaxed);
-    return &e->artifact;
-  }
-  return nullptr;
+  const Artifact* artifact = e != nullptr ? e->flight.ready() : nullptr;
+  if (artifact != nullptr) hits_.fetch_add(1, std::memory_order_relaxed);
+  return artifact;
 }
 
 std::pair<CompileCache::Entry*, bool> CompileCache::entry_for(
@@ -121,13 +114,9 @@ std::pair<CompileCache::Entry*, bool> CompileCache::entry_for(
 }
 
 CompileCache::Lookup CompileCache::wait_for(Entry& entry) {
-  std::unique_lock lock(entry.mutex);
   // Waiters of a failed attempt share its error; the failed entry is then
   // unreachable, so the next call starts a fresh attempt.
-  entry.ready_cv.wait(lock,
-                      [&] { return entry.state != Entry::State::compiling; });
-  if (entry.state == Entry::State::ready) return {&entry.artifact, false};
-  std::rethrow_exception(entry.error);
+  return {&entry.flight.get(), false};
 }
 
 CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
@@ -203,25 +192,14 @@ const Artifact* CompileCache::publish(Entry& entry, Artifact artifact,
                                       const Compiler& compiler) {
   artifact.id = next_artifact_id();
   if (compiler.finalize) compiler.finalize(artifact);
-  {
-    std::lock_guard lock(entry.mutex);
-    entry.artifact = std::move(artifact);
-    entry.state = Entry::State::ready;
-    entry.ready.store(true, std::memory_order_release);
-  }
+  const Artifact& published = entry.flight.publish(std::move(artifact));
   entries_.fetch_add(1, std::memory_order_relaxed);
-  entry.ready_cv.notify_all();
-  return &entry.artifact;
+  return &published;
 }
 
 void CompileCache::abandon(Shard& shard, const CompileKey& key, Entry& entry,
                            std::exception_ptr error) {
-  {
-    std::lock_guard lock(entry.mutex);
-    entry.state = Entry::State::failed;
-    entry.error = std::move(error);
-  }
-  entry.ready_cv.notify_all();
+  entry.flight.abandon(std::move(error));
   // Forget the failed entry so a later call compiles again; waiters hold it
   // by pointer, so it is kept (not freed) until the cache dies.
   std::unique_lock lock(shard.mutex);

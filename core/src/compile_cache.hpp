@@ -2,7 +2,8 @@
 // warmup, so a warmed key is a hit on its first launch.
 //
 // * Exactly one compile per key, however many threads ask at once: the first
-//   asker compiles; the others wait on that entry, not on the whole cache.
+//   asker compiles; the others wait on that entry, not on the whole cache
+//   (each entry's compile is a Flight, support/single_flight.hpp).
 // * Hits take only a shared lock on one of several shards.
 // * An ArtifactStore (the persistent cache) slots in under it: a memory miss
 //   asks the store before compiling, and a compile is written to the store.

@@ -12,6 +12,9 @@
 //     constexpr: u8 scalar kind, 8 bytes of value
 // Changing any of this requires bumping the format version (the golden test
 // fails otherwise), because persistent cache entries are named by it.
+#include <jitwarm/plugin/names.hpp>
+
+#include "byte_fields.hpp"
 #include "errors.hpp"
 
 #define XXH_INLINE_ALL
@@ -34,8 +37,8 @@ class Writer {
  public:
   explicit Writer(std::size_t expected_size) { out_.reserve(expected_size); }
   void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u32(uint32_t v) { little_endian(v, 4); }
-  void u64(uint64_t v) { little_endian(v, 8); }
+  void u32(uint32_t v) { detail::put_le(out_, v, 4); }
+  void u64(uint64_t v) { detail::put_le(out_, v, 8); }
   void str(std::string_view s) {
     u32(static_cast<uint32_t>(s.size()));
     out_.append(s);
@@ -43,11 +46,6 @@ class Writer {
   std::string take() { return std::move(out_); }
 
  private:
-  void little_endian(uint64_t v, int bytes) {
-    char buffer[8];
-    for (int i = 0; i < bytes; ++i) buffer[i] = static_cast<char>(v >> (8 * i));
-    out_.append(buffer, static_cast<std::size_t>(bytes));
-  }
   std::string out_;
 };
 
@@ -59,17 +57,9 @@ class Reader {
     return static_cast<uint8_t>(in_[pos_++]);
   }
   uint32_t u32() {
-    need(4, "a 32-bit length");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(u8()) << (8 * i);
-    return v;
+    return static_cast<uint32_t>(little_endian(4, "a 32-bit length"));
   }
-  uint64_t u64() {
-    need(8, "a 64-bit value");
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(u8()) << (8 * i);
-    return v;
-  }
+  uint64_t u64() { return little_endian(8, "a 64-bit value"); }
   std::string str(const char* what) {
     const uint32_t n = u32();
     if (n > kMaxStringLength) {
@@ -86,6 +76,12 @@ class Reader {
   std::size_t position() const { return pos_; }
 
  private:
+  uint64_t little_endian(int bytes, const char* what) {
+    need(static_cast<std::size_t>(bytes), what);
+    const uint64_t v = detail::get_le(in_.data() + pos_, bytes);
+    pos_ += static_cast<std::size_t>(bytes);
+    return v;
+  }
   void need(std::size_t n, const char* what) const {
     if (in_.size() - pos_ < n) {
       detail::fail(JW_ERROR_INVALID_ARGUMENT,
@@ -178,9 +174,7 @@ std::string encode(const std::string& kernel, const std::string& impl,
 }
 
 std::string int_spec_text(IntSpec s) {
-  std::string t = s.type == JW_INT_I32   ? "i32"
-                  : s.type == JW_INT_I64 ? "i64"
-                                         : "u64";
+  std::string t(plugin::int_type_name(s.type).value_or("u64"));
   if (s.value_class == JW_INT_CLASS_ONE) t += ":1";
   if (s.value_class == JW_INT_CLASS_DIV16) t += ":D";
   return t;

@@ -1,4 +1,6 @@
 // KernelSchema: an owning, validated copy of a jw_kernel_schema.
+#include <jitwarm/plugin/names.hpp>
+
 #include "errors.hpp"
 
 #include <cstring>
@@ -46,24 +48,13 @@ constexpr uint32_t kTensorOnlyFlags = JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT |
                                       JW_PARAM_SPECIALIZE_STRIDES;
 
 std::string_view kind_name(jw_param_kind kind) {
-  switch (kind) {
-    case JW_PARAM_TENSOR: return "tensor";
-    case JW_PARAM_INT: return "int";
-    case JW_PARAM_FLOAT: return "float";
-    case JW_PARAM_CONSTEXPR: return "constexpr";
-    case JW_PARAM_SCALAR: return "scalar";
-  }
-  return "unknown";
+  return plugin::param_kind_name(kind).value_or("unknown");
 }
 
+// `value_kind` is a checked jw_scalar_kind (JW_SCALAR_NONE..BOOL).
 std::string_view scalar_kind_name(int value_kind) {
-  switch (value_kind) {
-    case JW_SCALAR_INT: return "int";
-    case JW_SCALAR_UINT: return "uint";
-    case JW_SCALAR_FLOAT: return "float";
-    case JW_SCALAR_BOOL: return "bool";
-  }
-  return "unknown";
+  return plugin::scalar_kind_name(static_cast<jw_scalar_kind>(value_kind))
+      .value_or("unknown");
 }
 
 // Whether a default of scalar kind `value_kind` is a valid argument for a

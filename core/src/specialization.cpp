@@ -2,6 +2,8 @@
 // validation, argument signatures (argument_signature.hpp) and derive_key,
 // the one function that maps arguments to a compile key for both the launch
 // path and warmup.
+#include <jitwarm/plugin/names.hpp>
+
 #include "argument_signature.hpp"
 #include "errors.hpp"
 
@@ -33,16 +35,6 @@ std::string describe_value_kind(const jw_arg_value& a) {
       }
     default: return "nothing";
   }
-}
-
-std::string dtype_list(jw_dtype_set set) {
-  std::string out;
-  for (int d = 1; d < JW_DTYPE_COUNT; ++d) {
-    if ((set & JW_DTYPE_BIT(d)) == 0) continue;
-    if (!out.empty()) out += ", ";
-    out += dtype_name(static_cast<jw_dtype>(d));
-  }
-  return out;
 }
 
 // The integer value of a scalar argument, or throws.
@@ -263,7 +255,8 @@ const jw_tensor_meta& checked_tensor(const jw_arg_value& a,
       (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}' does not take {} (allowed: {})", schema.name(),
-         p.name, dtype_name(m.dtype), dtype_list(p.allowed_dtypes));
+         p.name, dtype_name(m.dtype),
+         plugin::dtype_set_names(p.allowed_dtypes));
   }
   if (m.rank > JW_MAX_RANK) {
     fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': rank {} > {}",

@@ -1,40 +1,14 @@
 // dtypes, storage-free tensor metadata and argument values.
-#include "errors.hpp"
+#include <jitwarm/plugin/dtype.hpp>
 
-#include <array>
+#include "errors.hpp"
 
 namespace jitwarm {
 namespace {
 
-struct DtypeInfo {
-  jw_dtype dtype;
-  std::string_view name;
-  std::string_view short_name;
-  std::size_t size;
-};
-
-constexpr std::array<DtypeInfo, JW_DTYPE_COUNT - 1> kDtypes{{
-    {JW_DTYPE_BOOL, "bool", "i1", 1},
-    {JW_DTYPE_INT8, "int8", "i8", 1},
-    {JW_DTYPE_INT16, "int16", "i16", 2},
-    {JW_DTYPE_INT32, "int32", "i32", 4},
-    {JW_DTYPE_INT64, "int64", "i64", 8},
-    {JW_DTYPE_UINT8, "uint8", "u8", 1},
-    {JW_DTYPE_UINT16, "uint16", "u16", 2},
-    {JW_DTYPE_UINT32, "uint32", "u32", 4},
-    {JW_DTYPE_UINT64, "uint64", "u64", 8},
-    {JW_DTYPE_FLOAT16, "float16", "fp16", 2},
-    {JW_DTYPE_BFLOAT16, "bfloat16", "bf16", 2},
-    {JW_DTYPE_FLOAT32, "float32", "fp32", 4},
-    {JW_DTYPE_FLOAT64, "float64", "fp64", 8},
-}};
-
-const DtypeInfo* info(jw_dtype dtype) {
-  for (const auto& d : kDtypes) {
-    if (d.dtype == dtype) return &d;
-  }
-  return nullptr;
-}
+// The dtype table is the plugin SDK's (jitwarm/plugin/dtype.hpp): the core
+// and every plugin name and size dtypes from the one table.
+using plugin::dtype_info;
 
 void check_rank(std::size_t rank) {
   if (rank > JW_MAX_RANK) {
@@ -46,23 +20,23 @@ void check_rank(std::size_t rank) {
 }  // namespace
 
 std::size_t dtype_size(jw_dtype dtype) {
-  const DtypeInfo* d = info(dtype);
-  return d != nullptr ? d->size : 0;
+  return dtype_info(dtype).size;
 }
 
 std::string_view dtype_name(jw_dtype dtype) {
-  const DtypeInfo* d = info(dtype);
-  return d != nullptr ? d->name : std::string_view("invalid");
+  return dtype_info(dtype).name;
 }
 
 std::string_view dtype_short_name(jw_dtype dtype) {
-  const DtypeInfo* d = info(dtype);
-  return d != nullptr ? d->short_name : std::string_view("invalid");
+  return dtype_info(dtype).short_name;
 }
 
 std::optional<jw_dtype> parse_dtype(std::string_view text) {
-  for (const auto& d : kDtypes) {
-    if (text == d.name || text == d.short_name) return d.dtype;
+  for (int d = JW_DTYPE_BOOL; d < JW_DTYPE_COUNT; ++d) {
+    const plugin::DtypeInfo info = dtype_info(static_cast<jw_dtype>(d));
+    if (text == info.name || text == info.short_name) {
+      return static_cast<jw_dtype>(d);
+    }
   }
   if (text == "half") return JW_DTYPE_FLOAT16;
   if (text == "float") return JW_DTYPE_FLOAT32;
@@ -76,7 +50,7 @@ bool is_floating_dtype(jw_dtype dtype) {
 }
 
 bool is_integer_dtype(jw_dtype dtype) {
-  return info(dtype) != nullptr && dtype != JW_DTYPE_BOOL &&
+  return dtype_size(dtype) != 0 && dtype != JW_DTYPE_BOOL &&
          !is_floating_dtype(dtype);
 }
 

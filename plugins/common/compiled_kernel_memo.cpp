@@ -1,65 +1,60 @@
-// CompiledKernelMemo: a map of shared futures; the first requester compiles
-// outside the lock, later ones wait on its future.
+// CompiledKernelMemo: a map of Flights (single_flight.hpp); the first
+// requester compiles outside the lock, later ones wait on its Flight.
 #include "compiled_kernel_memo.hpp"
 
 namespace jitwarm::gpu {
 
 std::shared_ptr<const CompiledKernel> CompiledKernelMemo::get_or_compile(
     const std::string& identity, const Compile& compile) {
-  std::promise<std::shared_ptr<const CompiledKernel>> promise;
-  Result result;
+  std::shared_ptr<Entry> entry;
   bool owner = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counters_.requests;
     const auto found = entries_.find(identity);
     if (found != entries_.end()) {
-      result = found->second;
+      entry = found->second;
     } else {
+      entry = std::make_shared<Entry>();
+      entries_.emplace(identity, entry);
       owner = true;
       ++counters_.compiles;
-      result = promise.get_future().share();
-      entries_.emplace(identity, result);
     }
   }
-  if (owner) {
-    try {
-      promise.set_value(std::make_shared<const CompiledKernel>(compile()));
-    } catch (...) {
-      {
-        // Forget the failure before anyone can see it, so the next request
-        // compiles again (the failure may have been transient).
-        std::lock_guard<std::mutex> lock(mutex_);
-        ++counters_.failures;
-        entries_.erase(identity);
-      }
-      promise.set_exception(std::current_exception());
-      throw;
+  if (!owner) return entry->get();
+  try {
+    return entry->publish(std::make_shared<const CompiledKernel>(compile()));
+  } catch (...) {
+    {
+      // Forget the failure before anyone can see it, so the next request
+      // compiles again (the failure may have been transient).
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++counters_.failures;
+      entries_.erase(identity);
     }
+    entry->abandon(std::current_exception());
+    throw;
   }
-  return result.get();
 }
 
 std::shared_ptr<const CompiledKernel> CompiledKernelMemo::find(
     const std::string& identity) {
-  Result result;
+  std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto found = entries_.find(identity);
     if (found == entries_.end()) return nullptr;
-    result = found->second;
+    entry = found->second;
   }
-  try {
-    return result.get();
-  } catch (...) {
-    return nullptr;  // that compile failed: the caller tries its own
-  }
+  // nullptr when that compile failed: the caller tries its own.
+  const auto* kernel = entry->wait();
+  return kernel != nullptr ? *kernel : nullptr;
 }
 
 std::vector<std::shared_ptr<const CompiledKernel>>
 CompiledKernelMemo::put_batch(
     std::vector<std::pair<std::string, CompiledKernel>> compiled) {
-  std::vector<Result> results;
+  std::vector<std::shared_ptr<Entry>> entries;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counters_.compiles;
@@ -67,23 +62,20 @@ CompiledKernelMemo::put_batch(
       ++counters_.requests;
       const auto found = entries_.find(identity);
       if (found != entries_.end()) {
-        results.push_back(found->second);
+        entries.push_back(found->second);
         continue;
       }
-      std::promise<std::shared_ptr<const CompiledKernel>> ready;
-      ready.set_value(
-          std::make_shared<const CompiledKernel>(std::move(kernel)));
-      results.push_back(ready.get_future().share());
-      entries_.emplace(identity, results.back());
+      auto ready = std::make_shared<Entry>();
+      ready->publish(std::make_shared<const CompiledKernel>(std::move(kernel)));
+      entries_.emplace(identity, ready);
+      entries.push_back(std::move(ready));
     }
   }
   std::vector<std::shared_ptr<const CompiledKernel>> out;
-  for (Result& r : results) {
-    try {
-      out.push_back(r.get());
-    } catch (...) {
-      out.push_back(nullptr);  // an earlier compile of it failed meanwhile
-    }
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    // nullptr: an earlier compile of it failed meanwhile.
+    const auto* kernel = entry->wait();
+    out.push_back(kernel != nullptr ? *kernel : nullptr);
   }
   return out;
 }

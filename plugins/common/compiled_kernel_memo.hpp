@@ -2,18 +2,20 @@
 // whose instantiations are identical (same source, name expression, options
 // and target; e.g. two alignments of a tensor the kernel never vectorizes)
 // share one CompiledKernel. Concurrent requests for the same program wait for
-// the first; a failed compile is not remembered, so a retry compiles again.
+// the first (a Flight, support/single_flight.hpp); a failed compile is not
+// remembered, so a retry compiles again.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "single_flight.hpp"
 
 namespace jitwarm::gpu {
 
@@ -53,9 +55,11 @@ class CompiledKernelMemo {
   Counters counters() const;
 
  private:
-  using Result = std::shared_future<std::shared_ptr<const CompiledKernel>>;
+  // A program's compile; held by the map until it fails, and by whoever
+  // waits for it.
+  using Entry = Flight<std::shared_ptr<const CompiledKernel>>;
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, Result> entries_;
+  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
   Counters counters_;
 };
 

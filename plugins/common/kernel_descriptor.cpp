@@ -24,17 +24,6 @@ int line_of(const toml::node& node) {
   return static_cast<int>(node.source().begin.line);
 }
 
-const char* param_kind_word(jw_param_kind kind) {
-  switch (kind) {
-    case JW_PARAM_TENSOR: return "tensor";
-    case JW_PARAM_INT: return "int";
-    case JW_PARAM_FLOAT: return "float";
-    case JW_PARAM_CONSTEXPR: return "constexpr";
-    case JW_PARAM_SCALAR: return "scalar";
-  }
-  return "?";
-}
-
 struct FlagWord {
   const char* word;
   uint32_t flag;
@@ -230,15 +219,9 @@ class DescriptorReader {
       }
       desc.name = out.keep(name);
       const std::string kind = text_at(*p, "kind", "param", true);
-      bool known_kind = false;
-      for (jw_param_kind k : {JW_PARAM_TENSOR, JW_PARAM_INT, JW_PARAM_FLOAT,
-                              JW_PARAM_CONSTEXPR, JW_PARAM_SCALAR}) {
-        if (kind == param_kind_word(k)) {
-          desc.kind = k;
-          known_kind = true;
-        }
-      }
-      if (!known_kind) {
+      if (const auto known = plugin::param_kind_from_name(kind)) {
+        desc.kind = *known;
+      } else {
         fail(*p->get("kind"), "parameter '" + name + "': kind '" + kind +
                                   "' is not tensor, int, float, constexpr "
                                   "or scalar");
@@ -420,12 +403,8 @@ class DescriptorReader {
     for_each_in(launch, "extra_args", [&](const toml::node& item) {
       auto [type, node] = pair_at(item, "an extra argument");
       DescriptorExtraArg extra;
-      if (type == "i32") {
-        extra.type = JW_INT_I32;
-      } else if (type == "i64") {
-        extra.type = JW_INT_I64;
-      } else if (type == "u64") {
-        extra.type = JW_INT_U64;
+      if (const auto known = plugin::int_type_from_name(type)) {
+        extra.type = *known;
       } else {
         fail(item,
              "an extra argument's type is i32, i64 or u64, not '" + type + "'");

@@ -91,7 +91,7 @@ double float_value(const KeyParams& key, std::span<const jw_arg_value> args,
 }
 
 std::string int_type_name(jw_int_type type) {
-  return type == JW_INT_I32 ? "i32" : type == JW_INT_I64 ? "i64" : "u64";
+  return std::string(plugin::int_type_name(type).value_or("u64"));
 }
 
 }  // namespace

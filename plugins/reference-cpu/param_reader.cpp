@@ -13,16 +13,6 @@ namespace {
 // Architectures the reference names in its targets ("cpu:<arch>").
 constexpr std::string_view kKnownArchitectures[] = {"x86_64", "aarch64"};
 
-std::string dtype_list(jw_dtype_set set) {
-  std::string out;
-  for (int d = 1; d < JW_DTYPE_COUNT; ++d) {
-    if ((set & JW_DTYPE_BIT(d)) == 0) continue;
-    if (!out.empty()) out += ", ";
-    out += dtype_name(static_cast<jw_dtype>(d));
-  }
-  return out;
-}
-
 std::string shape_text(const HostTensor& t) {
   std::string out = "[";
   for (uint32_t i = 0; i < t.rank; ++i) {
@@ -32,15 +22,8 @@ std::string shape_text(const HostTensor& t) {
   return out + "]";
 }
 
-const char* kind_text(jw_param_kind kind) {
-  switch (kind) {
-    case JW_PARAM_TENSOR: return "tensor";
-    case JW_PARAM_INT: return "int";
-    case JW_PARAM_FLOAT: return "float";
-    case JW_PARAM_CONSTEXPR: return "constexpr";
-    case JW_PARAM_SCALAR: return "scalar";
-  }
-  return "unknown";
+std::string_view kind_text(jw_param_kind kind) {
+  return plugin::param_kind_name(kind).value_or("unknown");
 }
 
 const char* value_text(const jw_arg_value& value) {
@@ -184,7 +167,7 @@ KeyReader::KeyReader(const jw_kernel_schema& schema,
       require(desc.allowed_dtypes == 0 ||
                   (desc.allowed_dtypes & JW_DTYPE_BIT(p.dtype)) != 0,
               "parameter '", desc.name, "' does not take ", dtype_name(p.dtype),
-              " (allowed: ", dtype_list(desc.allowed_dtypes), ")");
+              " (allowed: ", plugin::dtype_set_names(desc.allowed_dtypes), ")");
     }
     if (desc.kind == JW_PARAM_CONSTEXPR) {
       const int64_t raw_value_kind = enum_value(p.constexpr_value.kind);
@@ -319,7 +302,7 @@ HostTensor KernelArgs::tensor(uint32_t index) const {
   if (desc.allowed_dtypes != 0 &&
       (desc.allowed_dtypes & JW_DTYPE_BIT(meta.dtype)) == 0) {
     fail("parameter '", desc.name, "' does not take ", dtype_name(meta.dtype),
-         " (allowed: ", dtype_list(desc.allowed_dtypes), ")");
+         " (allowed: ", plugin::dtype_set_names(desc.allowed_dtypes), ")");
   }
   require(desc.rank < 0 || meta.rank == static_cast<uint32_t>(desc.rank),
           "parameter '", desc.name, "' must have rank ", desc.rank, ", got ",

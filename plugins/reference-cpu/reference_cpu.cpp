@@ -28,10 +28,7 @@ const KernelDefinition& definition_for(std::string_view kernel_name) {
 }
 
 std::string int_spec_text(const jw_int_spec& spec) {
-  std::string text = spec.type == JW_INT_I32   ? "i32"
-                     : spec.type == JW_INT_I64 ? "i64"
-                     : spec.type == JW_INT_U64 ? "u64"
-                                               : "?";
+  std::string text(plugin::int_type_name(spec.type).value_or("?"));
   if (spec.value_class == JW_INT_CLASS_ONE) text += " (== 1)";
   if (spec.value_class == JW_INT_CLASS_DIV16) text += " (divisible by 16)";
   return text;

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <fmt/format.h>
+#include <jitwarm/plugin/names.hpp>
 
 #include <string>
 
@@ -20,62 +21,34 @@
 namespace jitwarm::python {
 namespace {
 
-const char* kind_name(jw_param_kind kind) {
-  switch (kind) {
-    case JW_PARAM_TENSOR: return "tensor";
-    case JW_PARAM_INT: return "int";
-    case JW_PARAM_FLOAT: return "float";
-    case JW_PARAM_CONSTEXPR: return "constexpr";
-    case JW_PARAM_SCALAR: return "scalar";
-  }
-  return "unknown";
+std::string_view kind_name(jw_param_kind kind) {
+  return plugin::param_kind_name(kind).value_or("unknown");
 }
 
 jw_param_kind kind_from(const std::string& name) {
-  for (jw_param_kind k : {JW_PARAM_TENSOR, JW_PARAM_INT, JW_PARAM_FLOAT,
-                          JW_PARAM_CONSTEXPR, JW_PARAM_SCALAR}) {
-    if (name == kind_name(k)) return k;
-  }
+  if (const auto kind = plugin::param_kind_from_name(name)) return *kind;
   invalid(fmt::format(
       "unknown parameter kind '{}' (use tensor, int, float, constexpr, scalar)",
       name));
 }
 
-const char* int_type_name(jw_int_type t) {
-  switch (t) {
-    case JW_INT_I32: return "i32";
-    case JW_INT_I64: return "i64";
-    case JW_INT_U64: return "u64";
-  }
-  return "unknown";
+std::string_view int_type_name(jw_int_type t) {
+  return plugin::int_type_name(t).value_or("unknown");
 }
 
-const char* int_class_name(jw_int_class c) {
-  switch (c) {
-    case JW_INT_CLASS_NONE: return "none";
-    case JW_INT_CLASS_ONE: return "one";
-    case JW_INT_CLASS_DIV16: return "div16";
-  }
-  return "unknown";
+std::string_view int_class_name(jw_int_class c) {
+  return plugin::int_class_name(c).value_or("unknown");
 }
 
 IntSpec int_spec_from(const std::string& type, const std::string& value_class) {
   IntSpec spec;
-  if (type == "i32") {
-    spec.type = JW_INT_I32;
-  } else if (type == "i64") {
-    spec.type = JW_INT_I64;
-  } else if (type == "u64") {
-    spec.type = JW_INT_U64;
+  if (const auto t = plugin::int_type_from_name(type)) {
+    spec.type = *t;
   } else {
     invalid(fmt::format("unknown integer type '{}' (use i32, i64, u64)", type));
   }
-  if (value_class == "none") {
-    spec.value_class = JW_INT_CLASS_NONE;
-  } else if (value_class == "one") {
-    spec.value_class = JW_INT_CLASS_ONE;
-  } else if (value_class == "div16") {
-    spec.value_class = JW_INT_CLASS_DIV16;
+  if (const auto c = plugin::int_class_from_name(value_class)) {
+    spec.value_class = *c;
   } else {
     invalid(
         fmt::format("unknown integer value class '{}' (use none, one, div16)",

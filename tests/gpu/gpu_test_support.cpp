@@ -76,9 +76,7 @@ std::string_view short_dtype(jw_dtype d) {
 }
 
 std::string int_text(jw_int_spec s) {
-  std::string t = s.type == JW_INT_I32   ? "i32"
-                  : s.type == JW_INT_I64 ? "i64"
-                                         : "u64";
+  std::string t(jitwarm::plugin::int_type_name(s.type).value_or("u64"));
   if (s.value_class == JW_INT_CLASS_ONE) t += ":1";
   if (s.value_class == JW_INT_CLASS_DIV16) t += ":D";
   return t;

@@ -15,6 +15,8 @@
 //   plugin/negotiate.hpp  answer_negotiation, register_with_host
 //   plugin/raw_enum.hpp   raw_enum, known_enum: enums that came from C
 //   plugin/dtype.hpp      the dtype table; kDtypeOf<T>
+//   plugin/names.hpp      names of parameter kinds, scalar kinds, integer
+//                         types and classes, dtype sets; parsing them
 //   plugin/float16.hpp    numeric::Float16 / BFloat16, ulp distances
 #pragma once
 
@@ -24,5 +26,6 @@
 #include <jitwarm/plugin/float16.hpp>
 #include <jitwarm/plugin/guarded.hpp>
 #include <jitwarm/plugin/host.hpp>
+#include <jitwarm/plugin/names.hpp>
 #include <jitwarm/plugin/negotiate.hpp>
 #include <jitwarm/plugin/raw_enum.hpp>

@@ -2,11 +2,10 @@
 // descriptors and messages write them, the short names of compile-key text,
 // element sizes, and the host C++ type that holds each dtype.
 //
-// A plugin uses only the C ABI (it never links libjitwarm), so this is its
-// copy of what the core knows about dtypes: one table for every plugin,
-// bundled or not. The names and short names are the core's own
-// (jitwarm::dtype_name, jitwarm::dtype_short_name); a test holds them
-// equal.
+// A plugin uses only the C ABI (it never links libjitwarm), so the table
+// lives here, in the SDK: one table for every plugin, bundled or not, and
+// the core's too (jitwarm::dtype_name, dtype_short_name and dtype_size read
+// it, core/src/tensor.cpp).
 #pragma once
 
 #include <jitwarm/jitwarm.h>
