@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -72,22 +73,18 @@ struct LaunchInputs;      // kernel_expression.hpp
 
 // The kernel parameters of one launch, each in its own 8-byte slot (every
 // parameter of the set is a pointer, a 32/64-bit integer or a float/double).
+// ArgumentPacking below fills them for a launch.
 class KernelArguments {
  public:
   static constexpr std::size_t kMaxParameters = 16;
 
-  // Packs `args` (schema order, as the core validated them) for the key.
-  // (The launch path of an unprepared launch; ArgumentPacking below packs
-  // prepared ones without the checks.)
-  // Checks what a launch must not get wrong, since a mismatch would read
-  // garbage on the device: runtime tensors on one device, the key's dtypes,
-  // 16-byte alignment where the key promised it, integers that fit the
-  // key's type and class, constexprs equal to the key's. Throws
-  // JW_ERROR_INVALID_ARGUMENT naming the key and the parameter.
-  static KernelArguments pack(const KeyParams& key,
-                              std::span<const jw_arg_value> args);
+  KernelArguments() = default;
+  // Appends a parameter (a pointer, a 32/64-bit integer, a float/double).
+  template <typename T>
+  void push(T value);
   // Appends the plan's extra arguments (after the schema's).
   void append_extra(const LaunchPlan& plan);
+  void set_device(int32_t device) { device_ = device; }
 
   // The array to pass as kernelParams; valid while this object lives (and
   // is not moved).
@@ -105,10 +102,9 @@ class KernelArguments {
   KernelArguments& operator=(KernelArguments&&) = delete;
 
  private:
-  friend class ArgumentPacking;
-  KernelArguments() = default;
-  template <typename T>
-  void push(T value);
+  // Out of line, so the push every launch makes stays small enough to
+  // inline.
+  [[noreturn, gnu::cold, gnu::noinline]] static void too_many_parameters();
 
   // Only the first count_ entries are written (and read): clearing all of
   // them cost a launch more than packing its arguments.
@@ -118,6 +114,18 @@ class KernelArguments {
   std::size_t count_ = 0;
   int32_t device_ = -1;
 };
+
+template <typename T>
+inline void KernelArguments::push(T value) {
+  static_assert(sizeof(T) <= sizeof(uint64_t));
+  if (count_ == kMaxParameters) too_many_parameters();
+  uint64_t word = 0;  // the whole slot is written, so copies read no garbage
+  std::memcpy(&word, &value, sizeof(T));
+  slots_[count_] = word;
+  pointers_[count_] = &slots_[count_];
+  sizes_[count_] = sizeof(T);
+  ++count_;
+}
 
 // How a prepared launch's arguments become kernel parameters, decided once
 // from its key (jw_kernel_impl.prepare), so a launch only copies values.

@@ -1,7 +1,7 @@
 // The CUDA plugin's entry point: the ABI handshake (jitwarm_plugin_negotiate,
 // the one exported symbol) and register_all, which opens NVRTC and the CUDA
 // driver and registers the ten kernels and the "cuda" platform through the
-// shared GPU layer (plugins/common/gpu_backend.hpp).
+// shared GPU layer (plugins/common/gpu_plugin_glue.hpp).
 //
 // The plugin loads and compiles on a machine with no GPU and no driver; it
 // is rejected only when neither NVRTC nor the driver can be opened, since it
@@ -11,7 +11,7 @@
 
 #include "cuda_device_driver.hpp"
 #include "cuda_target.hpp"
-#include "gpu_backend.hpp"
+#include "gpu_plugin_glue.hpp"
 #include "nvrtc_compiler.hpp"
 
 #include <cstddef>
@@ -83,7 +83,7 @@ jw_status register_all(const jw_host_api* host) {
     auto backend = std::make_unique<gpu::GpuBackend>(
         std::move(description), std::move(nvrtc), nvrtc_missing,
         std::move(driver));
-    gpu::GpuBackend::install(std::move(backend), *host);
+    gpu::install_backend(std::move(backend), *host);
     plugin::log(JW_LOG_INFO, summary);
   });
 }
@@ -92,14 +92,14 @@ jw_status register_all(const jw_host_api* host) {
 // modules); the others keep theirs.
 void unregister_all(const jw_host_api* host) {
   static_cast<void>(plugin::guarded([&] {
-    if (host != nullptr) gpu::GpuBackend::uninstall(*host);
+    if (host != nullptr) gpu::uninstall_backend(*host);
   }));
   plugin::host_tables().detach(host);
 }
 
 void shutdown() {
   static_cast<void>(
-      plugin::guarded([] { gpu::GpuBackend::shutdown_installed(); }));
+      plugin::guarded([] { gpu::shutdown_installed_backends(); }));
   plugin::host_tables().detach_all();
 }
 
@@ -113,8 +113,7 @@ const jw_plugin_api kPluginApi = [] {
   api.register_all = &register_all;
   api.shutdown = &shutdown;
   api.unregister_all = &unregister_all;
-  api.implement_source_kernel =
-      &gpu::GpuBackend::implement_source_kernel_callback;
+  api.implement_source_kernel = &gpu::implement_source_kernel;
   return api;
 }();
 

@@ -2,7 +2,7 @@
 // the one exported symbol) and register_all, which opens hiprtc (with
 // comgr's ISA list), looks for clang, opens the HIP runtime, and registers
 // the ten kernels and the "hip" platform through the shared GPU layer
-// (plugins/common/gpu_backend.hpp).
+// (plugins/common/gpu_plugin_glue.hpp).
 //
 // The plugin loads and compiles on a machine with no AMD GPU and no ROCm
 // driver (the load report then says "compile-only"); it is rejected only
@@ -10,7 +10,7 @@
 #include <jitwarm/jitwarm.h>
 #include <jitwarm/plugin.hpp>
 
-#include "gpu_backend.hpp"
+#include "gpu_plugin_glue.hpp"
 #include "hip_compiler.hpp"
 #include "hip_device_driver.hpp"
 #include "hip_target.hpp"
@@ -80,7 +80,7 @@ jw_status register_all(const jw_host_api* host) {
     auto backend = std::make_unique<gpu::GpuBackend>(
         std::move(description), std::move(compiler), compiler_missing,
         std::move(driver));
-    gpu::GpuBackend::install(std::move(backend), *host);
+    gpu::install_backend(std::move(backend), *host);
     plugin::log(JW_LOG_INFO, summary);
   });
 }
@@ -89,14 +89,14 @@ jw_status register_all(const jw_host_api* host) {
 // modules); the others keep theirs.
 void unregister_all(const jw_host_api* host) {
   static_cast<void>(plugin::guarded([&] {
-    if (host != nullptr) gpu::GpuBackend::uninstall(*host);
+    if (host != nullptr) gpu::uninstall_backend(*host);
   }));
   plugin::host_tables().detach(host);
 }
 
 void shutdown() {
   static_cast<void>(
-      plugin::guarded([] { gpu::GpuBackend::shutdown_installed(); }));
+      plugin::guarded([] { gpu::shutdown_installed_backends(); }));
   plugin::host_tables().detach_all();
 }
 
@@ -110,8 +110,7 @@ const jw_plugin_api kPluginApi = [] {
   api.register_all = &register_all;
   api.shutdown = &shutdown;
   api.unregister_all = &unregister_all;
-  api.implement_source_kernel =
-      &gpu::GpuBackend::implement_source_kernel_callback;
+  api.implement_source_kernel = &gpu::implement_source_kernel;
   return api;
 }();
 

@@ -87,8 +87,9 @@ std::string ptxas_note(const std::string& cubin) {
   return {};
 }
 
-GpuBackend::Descriptor builtin(std::string_view kernel) {
-  for (const GpuBackend::Descriptor& descriptor : gpu::builtin_descriptors()) {
+gpu::GpuCompiler::Descriptor builtin(std::string_view kernel) {
+  for (const gpu::GpuCompiler::Descriptor& descriptor :
+       gpu::builtin_descriptors()) {
     if (descriptor->kernel_name == kernel) return descriptor;
   }
   FAIL("no built-in descriptor for " << kernel);
@@ -116,7 +117,7 @@ TEST_CASE(
   key.dtype("x", JW_DTYPE_BFLOAT16)
       .integer("H", JW_INT_I32, JW_INT_CLASS_DIV16)
       .integer("x_stride", JW_INT_I32, JW_INT_CLASS_DIV16);
-  const auto compiled = backend->compile(key.view());
+  const auto compiled = backend->compiler().compile(key.view());
   CHECK(compiled->format == "cubin");
   CHECK(compiled->entry_point.rfind("_ZN2jw7kernels8rms_norm", 0) == 0);
   CHECK(defines_function(compiled->binary, compiled->entry_point));
@@ -130,16 +131,16 @@ TEST_CASE("given keys with the same instantiation, then they compile once") {
   out_unaligned.aligned("out", false);
   TestKey x_unaligned(ks::kSiluAndMul);
   x_unaligned.aligned("x", false);
-  const auto first = backend->compile(out_unaligned.view());
-  const auto second = backend->compile(x_unaligned.view());
+  const auto first = backend->compiler().compile(out_unaligned.view());
+  const auto second = backend->compiler().compile(x_unaligned.view());
   CHECK(first == second);
-  CHECK(backend->compile_counters().compiles == 1);
-  CHECK(backend->compile_counters().requests == 2);
+  CHECK(backend->compiler().counters().compiles == 1);
+  CHECK(backend->compiler().counters().requests == 2);
   // ... and a key that vectorizes is another program.
   TestKey vectorized(ks::kSiluAndMul);
   vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
-  CHECK(backend->compile(vectorized.view()) != first);
-  CHECK(backend->compile_counters().compiles == 2);
+  CHECK(backend->compiler().compile(vectorized.view()) != first);
+  CHECK(backend->compiler().counters().compiles == 2);
 }
 
 TEST_CASE(
@@ -147,7 +148,7 @@ TEST_CASE(
     "with the entry") {
   auto backend = make_backend();
   TestKey key(ks::kExpand, "cuda:compute_90");
-  const auto compiled = backend->compile(key.view());
+  const auto compiled = backend->compiler().compile(key.view());
   CHECK(compiled->format == "ptx");
   REQUIRE(!compiled->binary.empty());
   CHECK(compiled->binary.back() == '\0');
@@ -161,11 +162,11 @@ TEST_CASE(
     "says why") {
   auto backend = make_backend();
   TestKey hip(ks::kExpand, "hip:gfx942");
-  PluginError e = error_of([&] { backend->compile(hip.view()); });
+  PluginError e = error_of([&] { backend->compiler().compile(hip.view()); });
   CHECK(e.status() == JW_ERROR_UNSUPPORTED);
   CHECK(std::string(e.what()).find("hip:gfx942") != std::string::npos);
   TestKey ancient(ks::kExpand, "cuda:sm_20");
-  e = error_of([&] { backend->compile(ancient.view()); });
+  e = error_of([&] { backend->compiler().compile(ancient.view()); });
   CHECK(e.status() == JW_ERROR_UNSUPPORTED);
   CHECK(std::string(e.what()).find("sm_20") != std::string::npos);
   CHECK(std::string(e.what()).find("90") != std::string::npos);
@@ -184,7 +185,8 @@ TEST_CASE(
   }
   auto backend = make_backend(sources);
   TestKey key(ks::kSiluAndMul);
-  const PluginError e = error_of([&] { backend->compile(key.view()); });
+  const PluginError e =
+      error_of([&] { backend->compiler().compile(key.view()); });
   const std::string message = e.what();
   CHECK(e.status() == JW_ERROR_COMPILE_FAILED);
   CHECK(message.find("undeclared_identifier") != std::string::npos);  // log
@@ -194,11 +196,11 @@ TEST_CASE(
         std::string::npos);
   CHECK(message.find("jw::kernels::silu_and_mul<") != std::string::npos);
   // A failure is not memoized: the next request compiles (and fails) again.
-  CHECK_THROWS_AS(backend->compile(key.view()), PluginError);
-  CHECK(backend->compile_counters().compiles == 2);
+  CHECK_THROWS_AS(backend->compiler().compile(key.view()), PluginError);
+  CHECK(backend->compiler().counters().compiles == 2);
   // The intact sources fingerprint differently.
-  CHECK(backend->fingerprint(key.view()) !=
-        make_backend()->fingerprint(key.view()));
+  CHECK(backend->compiler().fingerprint(key.view()) !=
+        make_backend()->compiler().fingerprint(key.view()));
 }
 
 TEST_CASE(
@@ -206,7 +208,7 @@ TEST_CASE(
     "and compiler") {
   auto backend = make_backend();
   TestKey key(ks::kPackSeq);
-  const std::string text = backend->describe(key.view());
+  const std::string text = backend->compiler().describe(key.view());
   CHECK(text.find("source: pack_unpack_seq.cuh + portability.cuh + "
                   "kernel_support.cuh") != std::string::npos);
   CHECK(text.find("name expression: jw::kernels::pack_seq<") !=
@@ -222,7 +224,7 @@ TEST_CASE(
     "expression and options") {
   auto backend = make_backend();
   TestKey key(ks::kZeroKvBlocks);
-  const std::string text = backend->fingerprint(key.view());
+  const std::string text = backend->compiler().fingerprint(key.view());
   CHECK(text.find("compiler: nvrtc ") != std::string::npos);
   CHECK(text.find("source: zero_kv_blocks.cuh xxh128 ") != std::string::npos);
   CHECK(text.find("header: portability.cuh xxh128 ") != std::string::npos);
@@ -232,12 +234,12 @@ TEST_CASE(
   CHECK(text.find("options: --gpu-architecture=sm_90 -std=c++17") !=
         std::string::npos);
   // Stable for a key, different for another instantiation or target.
-  CHECK(backend->fingerprint(key.view()) == text);
+  CHECK(backend->compiler().fingerprint(key.view()) == text);
   TestKey div16(ks::kZeroKvBlocks);
   div16.integer("n_blocks", JW_INT_I32, JW_INT_CLASS_DIV16);
-  CHECK(backend->fingerprint(div16.view()) != text);
+  CHECK(backend->compiler().fingerprint(div16.view()) != text);
   TestKey sm80(ks::kZeroKvBlocks, "cuda:sm_80");
-  CHECK(backend->fingerprint(sm80.view()) != text);
+  CHECK(backend->compiler().fingerprint(sm80.view()) != text);
 }
 
 TEST_CASE(
@@ -291,11 +293,12 @@ TEST_CASE(
   }
   auto backend = make_backend(gpu::embedded_kernel_sources(), std::move(nvrtc));
   TestKey key(ks::kZeroKvBlocks);
-  CHECK((backend->fingerprint(key.view()).find("--no-cache") !=
+  CHECK((backend->compiler().fingerprint(key.view()).find("--no-cache") !=
          std::string::npos) == bypasses);
-  const GpuBackend::Descriptor zero_kv_blocks = builtin(ks::kZeroKvBlocks);
+  const gpu::GpuCompiler::Descriptor zero_kv_blocks =
+      builtin(ks::kZeroKvBlocks);
   const std::vector<const jw_compile_key_view*> keys{&key.view()};
-  const auto results = backend->compile_batch(zero_kv_blocks, keys);
+  const auto results = backend->compiler().compile_batch(zero_kv_blocks, keys);
   REQUIRE(results.size() == 1);
   REQUIRE(results.front().compiled != nullptr);
   CHECK(defines_function(results.front().compiled->binary,
@@ -318,23 +321,24 @@ TEST_CASE(
   scalar.all_aligned(false);
   const std::vector<const jw_compile_key_view*> keys{&vectorized.view(),
                                                      &scalar.view()};
-  const GpuBackend::Descriptor silu_and_mul = builtin(ks::kSiluAndMul);
+  const gpu::GpuCompiler::Descriptor silu_and_mul = builtin(ks::kSiluAndMul);
   for (GpuBackend* backend : {single.get(), split.get()}) {
-    const auto results = backend->compile_batch(silu_and_mul, keys);
+    const auto results = backend->compiler().compile_batch(silu_and_mul, keys);
     REQUIRE(results.size() == 2);
-    for (const GpuBackend::BatchResult& result : results) {
+    for (const gpu::GpuCompiler::BatchResult& result : results) {
       REQUIRE(result.compiled != nullptr);
       CHECK(defines_function(result.compiled->binary,
                              result.compiled->entry_point));
     }
   }
-  CHECK(single->fingerprint(scalar.view()).find("--split-compile") ==
+  CHECK(single->compiler().fingerprint(scalar.view()).find("--split-compile") ==
         std::string::npos);
-  CHECK((split->fingerprint(scalar.view()).find("--split-compile=0") !=
-         std::string::npos) == splits);
+  CHECK(
+      (split->compiler().fingerprint(scalar.view()).find("--split-compile=0") !=
+       std::string::npos) == splits);
   if (splits) {
-    CHECK(single->fingerprint(scalar.view()) !=
-          split->fingerprint(scalar.view()));
+    CHECK(single->compiler().fingerprint(scalar.view()) !=
+          split->compiler().fingerprint(scalar.view()));
   }
 }
 
@@ -344,18 +348,19 @@ TEST_CASE(
   // ptxas notes its options in the cubin: what NVRTC was really asked.
   auto one_kernel = make_backend();
   if (!splits_compiles(
-          *static_cast<const NvrtcCompiler*>(one_kernel->compiler()))) {
+          *static_cast<const NvrtcCompiler*>(one_kernel->compiler().rtc()))) {
     return;  // no --split-compile before NVRTC 12.8
   }
   TestKey key(ks::kSiluAndMul);
   key.all_aligned(false);
-  const auto alone = one_kernel->compile(key.view());
+  const auto alone = one_kernel->compiler().compile(key.view());
   const std::string note = ptxas_note(alone->binary);
   REQUIRE_MESSAGE(note.find("-arch sm_90") != std::string::npos, note);
   CHECK(note.find("split-compile") == std::string::npos);
   // The fingerprint still names the setting (a batch uses it).
-  CHECK(one_kernel->fingerprint(key.view()).find("--split-compile=0") !=
-        std::string::npos);
+  CHECK(one_kernel->compiler()
+            .fingerprint(key.view())
+            .find("--split-compile=0") != std::string::npos);
   // A batch that is not linked per kernel (fast compile: one shared cubin)
   // is split.
   auto fast = open_nvrtc();
@@ -365,7 +370,8 @@ TEST_CASE(
   other.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
   const std::vector<const jw_compile_key_view*> keys{&key.view(),
                                                      &other.view()};
-  const auto results = batches->compile_batch(builtin(ks::kSiluAndMul), keys);
+  const auto results =
+      batches->compiler().compile_batch(builtin(ks::kSiluAndMul), keys);
   REQUIRE(results.size() == 2);
   REQUIRE(results[0].compiled != nullptr);
   CHECK(ptxas_note(results[0].compiled->binary).find("split-compile") !=
@@ -377,28 +383,30 @@ TEST_CASE(
     "sources include only jitwarm's headers), and a kernel from source "
     "without it") {
   auto backend = make_backend();
-  const auto* nvrtc = static_cast<const NvrtcCompiler*>(backend->compiler());
+  const auto* nvrtc =
+      static_cast<const NvrtcCompiler*>(backend->compiler().rtc());
   const bool minimal =
       nvrtc->major_version() > 12 ||
       (nvrtc->major_version() == 12 && nvrtc->minor_version() >= 4);
   const gpu::GpuTarget target = jitwarm::cuda::parse_cuda_target("cuda:sm_90");
-  const GpuBackend::Descriptor expand = builtin(ks::kExpand);
+  const gpu::GpuCompiler::Descriptor expand = builtin(ks::kExpand);
   const auto has_minimal = [](const std::vector<std::string>& options) {
     return std::count(options.begin(), options.end(), "-minimal") == 1;
   };
-  CHECK(has_minimal(backend->options_of(*expand, target)) == minimal);
+  CHECK(has_minimal(backend->compiler().options_of(*expand, target)) ==
+        minimal);
   // The same descriptor as a kernel from source (its files its own).
   gpu::KernelDescriptor from_source = *expand;
   const auto embedded = gpu::embedded_kernel_sources();
   from_source.sources = embedded;
-  CHECK_FALSE(has_minimal(backend->options_of(from_source, target)));
+  CHECK_FALSE(has_minimal(backend->compiler().options_of(from_source, target)));
   // What the key's fingerprint and describe() say, and it compiles.
   TestKey key(ks::kExpand);
-  CHECK((backend->fingerprint(key.view()).find("-minimal") !=
+  CHECK((backend->compiler().fingerprint(key.view()).find("-minimal") !=
          std::string::npos) == minimal);
-  CHECK((backend->describe(key.view()).find("-minimal") != std::string::npos) ==
-        minimal);
-  const auto compiled = backend->compile(key.view());
+  CHECK((backend->compiler().describe(key.view()).find("-minimal") !=
+         std::string::npos) == minimal);
+  const auto compiled = backend->compiler().compile(key.view());
   CHECK(defines_function(compiled->binary, compiled->entry_point));
 }
 
@@ -433,7 +441,7 @@ TEST_CASE(
   REQUIRE(nvrtc->links_apart(target));
 
   auto backend = make_backend(gpu::embedded_kernel_sources(), std::move(nvrtc));
-  CHECK(backend->preferred_batch_size("cuda:sm_90") ==
+  CHECK(backend->compiler().preferred_batch_size("cuda:sm_90") ==
         NvrtcCompiler::kLinkedBatchSize);
   TestKey vectorized(ks::kSiluAndMul);
   vectorized.integer("H", JW_INT_I32, JW_INT_CLASS_DIV16);
@@ -443,12 +451,13 @@ TEST_CASE(
   bf16.dtype("x", JW_DTYPE_BFLOAT16);
   const std::vector<const jw_compile_key_view*> keys{
       &vectorized.view(), &scalar.view(), &bf16.view()};
-  CHECK(backend->fingerprint(scalar.view()).find("nvjitlink") !=
+  CHECK(backend->compiler().fingerprint(scalar.view()).find("nvjitlink") !=
         std::string::npos);
-  const auto results = backend->compile_batch(builtin(ks::kSiluAndMul), keys);
+  const auto results =
+      backend->compiler().compile_batch(builtin(ks::kSiluAndMul), keys);
   REQUIRE(results.size() == keys.size());
   std::set<std::string> entry_points;
-  for (const GpuBackend::BatchResult& result : results) {
+  for (const gpu::GpuCompiler::BatchResult& result : results) {
     REQUIRE(result.compiled != nullptr);
     entry_points.insert(result.compiled->entry_point);
   }
@@ -463,7 +472,7 @@ TEST_CASE(
       CHECK(defines_function(linked.binary, entry) ==
             (entry == linked.entry_point));
     }
-    const auto single = alone->compile(*keys[i]);
+    const auto single = alone->compiler().compile(*keys[i]);
     REQUIRE(single->entry_point == linked.entry_point);
     const std::string text = ".text." + linked.entry_point;
     const auto code = [&](const std::string& binary) {
@@ -492,7 +501,7 @@ TEST_CASE(
   CHECK((flags & JW_PLATFORM_CAN_COMPILE) != 0);
   TestKey key(ks::kRmsNorm);
   key.all_aligned(false);
-  const auto compiled = backend->compile(key.view());
+  const auto compiled = backend->compiler().compile(key.view());
   TestArgs args = jitwarm::gpu_test::rms_norm_args(2, 8, 1e-6);
   const jw_artifact_view artifact = jitwarm::gpu_test::artifact_view(
       key, compiled->binary, compiled->format, compiled->entry_point, 1);
@@ -501,8 +510,8 @@ TEST_CASE(
     CHECK(detail.find("no CUDA driver: ") != std::string::npos);
     CHECK(detail.find("libcuda.so.1") != std::string::npos);
     CHECK(backend->driver().device_count() == 0);
-    const PluginError e =
-        error_of([&] { backend->launch(artifact, args.values(), nullptr); });
+    const PluginError e = error_of(
+        [&] { backend->launcher().launch(artifact, args.values(), nullptr); });
     CHECK(e.status() == JW_ERROR_NO_DEVICE);
     CHECK(std::string(e.what()).find(key.text()) != std::string::npos);
     CHECK(std::string(e.what()).find("no CUDA driver") != std::string::npos);
@@ -521,7 +530,7 @@ TEST_CASE("given one key per kernel, then each compiles alone (timed)") {
     const std::string_view kernel = descriptor->kernel_name;
     TestKey key(kernel);
     const auto start = std::chrono::steady_clock::now();
-    const auto compiled = backend->compile(key.view());
+    const auto compiled = backend->compiler().compile(key.view());
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();

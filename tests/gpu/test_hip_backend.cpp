@@ -74,7 +74,7 @@ std::unique_ptr<GpuBackend> make_backend(
 }
 
 const hip::HipCompiler& hip_compiler(const GpuBackend& backend) {
-  return *dynamic_cast<const hip::HipCompiler*>(backend.compiler());
+  return *dynamic_cast<const hip::HipCompiler*>(backend.compiler().rtc());
 }
 
 bool machine_has_rocm_driver() {
@@ -118,10 +118,10 @@ TEST_CASE(
   CHECK(std::string(hip_compiler(*backend)
                         .choose(hip::parse_hip_target("hip:gfx90a"))
                         .name) == "hiprtc");
-  const auto compiled = backend->compile(key.view());
+  const auto compiled = backend->compiler().compile(key.view());
   check_code_object(*compiled, kMachGfx90a);
   CHECK(compiled->entry_point.rfind("_ZN2jw7kernels8rms_normI", 0) == 0);
-  CHECK(backend->fingerprint(key.view()).find("compiler: hiprtc ") !=
+  CHECK(backend->compiler().fingerprint(key.view()).find("compiler: hiprtc ") !=
         std::string::npos);
 }
 
@@ -139,10 +139,11 @@ TEST_CASE(
   }
   TestKey key(ks::kScatterStates, "hip:gfx942");
   key.dtype("state", JW_DTYPE_FLOAT16).dtype("indices", JW_DTYPE_INT64);
-  const auto compiled = backend->compile(key.view());
+  const auto compiled = backend->compiler().compile(key.view());
   check_code_object(*compiled, kMachGfx942);
   CHECK(compiled->entry_point.rfind("_ZN2jw7kernels14scatter_statesI", 0) == 0);
-  CHECK(backend->fingerprint(key.view())
+  CHECK(backend->compiler()
+            .fingerprint(key.view())
             .find("compiler: " + compiler.identity_for(gfx942)) !=
         std::string::npos);
 }
@@ -152,10 +153,10 @@ TEST_CASE(
     "processor and settings in e_flags") {
   auto backend = make_backend();
   TestKey rdna(ks::kSiluAndMul, "hip:gfx1100");
-  check_code_object(*backend->compile(rdna.view()), kMachGfx1100);
+  check_code_object(*backend->compiler().compile(rdna.view()), kMachGfx1100);
 
   TestKey features(ks::kSiluAndMul, "hip:gfx90a:xnack-:sramecc+");
-  const auto compiled = backend->compile(features.view());
+  const auto compiled = backend->compiler().compile(features.view());
   const hip::CodeObject code_object = check_code_object(*compiled, kMachGfx90a);
   CHECK((code_object.flags & 0xf00) == (kSrameccOn | kXnackOff));
 }
@@ -173,16 +174,16 @@ TEST_CASE(
     TestKey gfx90a(kernel, "hip:gfx90a");
     TestKey gfx942(kernel, "hip:gfx942");
     auto start = std::chrono::steady_clock::now();
-    const auto by_hiprtc = backend->compile(gfx90a.view());
+    const auto by_hiprtc = backend->compiler().compile(gfx90a.view());
     hiprtc_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     start = std::chrono::steady_clock::now();
-    const auto by_clang = backend->compile(gfx942.view());
+    const auto by_clang = backend->compiler().compile(gfx942.view());
     clang_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    const auto forced = clang_only->compile(gfx90a.view());
+    const auto forced = clang_only->compiler().compile(gfx90a.view());
     check_code_object(*by_hiprtc, kMachGfx90a);
     check_code_object(*by_clang, kMachGfx942);
     check_code_object(*forced, kMachGfx90a);
@@ -201,8 +202,8 @@ TEST_CASE(
   for (const char* target : {"hip:gfx90a", "hip:gfx942"}) {
     CAPTURE(target);
     TestKey key(ks::kPreparePosSeqLens, target);
-    const auto a = first->compile(key.view());
-    const auto b = second->compile(key.view());
+    const auto a = first->compiler().compile(key.view());
+    const auto b = second->compiler().compile(key.view());
     CHECK(a != b);  // two compiles, not one memo entry
     CHECK(a->binary == b->binary);
     CHECK(a->entry_point == b->entry_point);
@@ -252,14 +253,14 @@ TEST_CASE("given keys with the same instantiation, then they compile once") {
   auto backend = make_backend();
   for (const char* target : {"hip:gfx90a", "hip:gfx942"}) {
     CAPTURE(target);
-    const uint64_t before = backend->compile_counters().compiles;
+    const uint64_t before = backend->compiler().counters().compiles;
     TestKey out_unaligned(ks::kSiluAndMul, target);
     out_unaligned.aligned("out", false);
     TestKey x_unaligned(ks::kSiluAndMul, target);
     x_unaligned.aligned("x", false);
-    CHECK(backend->compile(out_unaligned.view()) ==
-          backend->compile(x_unaligned.view()));
-    CHECK(backend->compile_counters().compiles == before + 1);
+    CHECK(backend->compiler().compile(out_unaligned.view()) ==
+          backend->compiler().compile(x_unaligned.view()));
+    CHECK(backend->compiler().counters().compiles == before + 1);
   }
 }
 
@@ -287,8 +288,9 @@ TEST_CASE(
              "-fuse-cuid=none"}}) {
     CAPTURE(c.target);
     TestKey key(ks::kSiluAndMul, c.target);
-    const uint64_t before = backend->compile_counters().compiles;
-    const PluginError e = error_of([&] { backend->compile(key.view()); });
+    const uint64_t before = backend->compiler().counters().compiles;
+    const PluginError e =
+        error_of([&] { backend->compiler().compile(key.view()); });
     const std::string message = e.what();
     CHECK(e.status() == JW_ERROR_COMPILE_FAILED);
     CHECK(message.find("undeclared_identifier") != std::string::npos);
@@ -297,8 +299,8 @@ TEST_CASE(
     CHECK(message.find(c.options) != std::string::npos);
     CHECK(message.find("jw::kernels::silu_and_mul<") != std::string::npos);
     // Not memoized: the next request compiles (and fails) again.
-    CHECK_THROWS_AS(backend->compile(key.view()), PluginError);
-    CHECK(backend->compile_counters().compiles == before + 2);
+    CHECK_THROWS_AS(backend->compiler().compile(key.view()), PluginError);
+    CHECK(backend->compiler().counters().compiles == before + 2);
   }
 }
 
@@ -307,27 +309,29 @@ TEST_CASE(
     "naming both compilers, and the process lives on") {
   auto backend = make_backend();
   TestKey unknown(ks::kExpand, "hip:gfx9999");
-  PluginError e = error_of([&] { backend->compile(unknown.view()); });
+  PluginError e =
+      error_of([&] { backend->compiler().compile(unknown.view()); });
   CHECK(e.status() == JW_ERROR_UNSUPPORTED);
   std::string message = e.what();
   CHECK(message.find("no HIP compiler here compiles for hip:gfx9999") !=
         std::string::npos);
   CHECK(message.find("hiprtc: comgr ") != std::string::npos);
   CHECK(message.find("does not list gfx9999") != std::string::npos);
-  CHECK(error_of([&] { backend->fingerprint(unknown.view()); }).status() ==
-        JW_ERROR_UNSUPPORTED);
+  CHECK(error_of([&] {
+          backend->compiler().fingerprint(unknown.view());
+        }).status() == JW_ERROR_UNSUPPORTED);
   // A feature the processor does not have: clang refuses the target ID.
   TestKey bad_feature(ks::kExpand, "hip:gfx1030:xnack+");
-  e = error_of([&] { backend->compile(bad_feature.view()); });
+  e = error_of([&] { backend->compiler().compile(bad_feature.view()); });
   CHECK(e.status() == JW_ERROR_UNSUPPORTED);
   CHECK(std::string(e.what()).find("invalid target ID") != std::string::npos);
   // Not a HIP target at all.
   TestKey cuda(ks::kExpand, "cuda:sm_90");
-  CHECK(error_of([&] { backend->compile(cuda.view()); }).status() ==
+  CHECK(error_of([&] { backend->compiler().compile(cuda.view()); }).status() ==
         JW_ERROR_UNSUPPORTED);
   // Still compiling afterwards.
   TestKey fine(ks::kExpand, "hip:gfx90a");
-  CHECK_FALSE(backend->compile(fine.view())->binary.empty());
+  CHECK_FALSE(backend->compiler().compile(fine.view())->binary.empty());
 }
 
 TEST_CASE(
@@ -337,7 +341,7 @@ TEST_CASE(
   const hip::HipCompiler& compiler = hip_compiler(*backend);
   TestKey gfx90a(ks::kZeroKvBlocks, "hip:gfx90a");
   TestKey gfx942(ks::kZeroKvBlocks, "hip:gfx942");
-  const std::string described = backend->describe(gfx942.view());
+  const std::string described = backend->compiler().describe(gfx942.view());
   CHECK(described.find("target: hip:gfx942 -> hsaco for gfx942") !=
         std::string::npos);
   CHECK(described.find("implementation: hip-rtc (jitwarm-hip)") !=
@@ -349,7 +353,8 @@ TEST_CASE(
                                         "hip:gfx942"))) != std::string::npos);
   CHECK(described.find("--offload-arch=gfx942") != std::string::npos);
 
-  const std::string fingerprint = backend->fingerprint(gfx90a.view());
+  const std::string fingerprint =
+      backend->compiler().fingerprint(gfx90a.view());
   CHECK(fingerprint.find("compiler: hiprtc ") != std::string::npos);
   CHECK(fingerprint.find("source: zero_kv_blocks.cuh xxh128 ") !=
         std::string::npos);
@@ -357,12 +362,13 @@ TEST_CASE(
         std::string::npos);
   CHECK(fingerprint.find("options: --offload-arch=gfx90a -O3 -std=c++17") !=
         std::string::npos);
-  CHECK(backend->fingerprint(gfx90a.view()) == fingerprint);
-  CHECK(backend->fingerprint(gfx942.view()) != fingerprint);
+  CHECK(backend->compiler().fingerprint(gfx90a.view()) == fingerprint);
+  CHECK(backend->compiler().fingerprint(gfx942.view()) != fingerprint);
   // Forcing gfx90a to clang changes the fingerprint: the cache never hands
   // one compiler's code object to a lookup for the other's.
-  CHECK(make_backend(Compilers::clang_only)->fingerprint(gfx90a.view()) !=
-        fingerprint);
+  CHECK(make_backend(Compilers::clang_only)
+            ->compiler()
+            .fingerprint(gfx90a.view()) != fingerprint);
 }
 
 TEST_CASE(
@@ -382,13 +388,13 @@ TEST_CASE(
 
   TestKey key(ks::kRmsNorm, "hip:gfx90a");
   key.all_aligned(false);
-  const auto compiled = backend->compile(key.view());
+  const auto compiled = backend->compiler().compile(key.view());
   TestArgs args = jitwarm::gpu_test::rms_norm_args(2, 8, 1e-6);
   const jw_artifact_view artifact = jitwarm::gpu_test::artifact_view(
       key, compiled->binary, compiled->format, compiled->entry_point, 1);
   // The first device use asks the runtime, which answers "no device".
-  const PluginError e =
-      error_of([&] { backend->launch(artifact, args.values(), nullptr); });
+  const PluginError e = error_of(
+      [&] { backend->launcher().launch(artifact, args.values(), nullptr); });
   CHECK(e.status() == JW_ERROR_NO_DEVICE);
   CHECK(std::string(e.what()).find(key.text()) != std::string::npos);
   CHECK(std::string(e.what()).find("hipErrorNoDevice") != std::string::npos);

@@ -3,6 +3,7 @@
 // launch from reading garbage, and the grid/block of every kernel.
 #include <jitwarm/plugin.hpp>
 
+#include "checked_argument_packing.hpp"
 #include "gpu_test_support.hpp"
 #include "kernel_expression.hpp"
 #include "kernel_instantiation.hpp"
@@ -71,10 +72,11 @@ TestArgs expand_args(int64_t output, int64_t x, int64_t cu_num_tokens) {
   return args;
 }
 
-// The checked packing of the unprepared launch path.
+// The checked packing (checked_argument_packing.hpp), which the prepared
+// launch's packing is held to.
 KernelArguments pack(TestKey& key, TestArgs& args) {
-  return KernelArguments::pack(KeyParams(key.view(), key.kernel()),
-                               args.values());
+  return jitwarm::gpu_test::checked_pack(KeyParams(key.view(), key.kernel()),
+                                         args.values());
 }
 
 template <typename T>
