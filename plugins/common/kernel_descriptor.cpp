@@ -7,6 +7,7 @@
 
 #include "embedded_kernel_sources.hpp"
 #include "kernel_set.hpp"
+#include "param_words.hpp"
 #include "toml_parser.hpp"
 
 #include <algorithm>
@@ -24,19 +25,8 @@ int line_of(const toml::node& node) {
   return static_cast<int>(node.source().begin.line);
 }
 
-struct FlagWord {
-  const char* word;
-  uint32_t flag;
-};
-constexpr FlagWord kFlagWords[] = {
-    {"do_not_specialize", JW_PARAM_DO_NOT_SPECIALIZE},
-    {"do_not_specialize_on_alignment", JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT},
-    {"output", JW_PARAM_OUTPUT},
-    {"float64", JW_PARAM_FLOAT64},
-    {"contiguous", JW_PARAM_CONTIGUOUS},
-    {"inner_contiguous", JW_PARAM_INNER_CONTIGUOUS},
-    {"specialize_strides", JW_PARAM_SPECIALIZE_STRIDES},
-};
+using param_words::FlagWord;
+using param_words::kFlagWords;
 
 }  // namespace
 

@@ -5,8 +5,9 @@
 // of launch arguments) selects one, and the constexpr rules a key must meet.
 // Each kernel's semantics live in its own file under kernels/ (pack_seq and
 // unpack_seq, each the other's inverse, share one); docs/kernels.md is
-// the specification. The schemas themselves live in
-// plugins/common/kernel_set.cpp and are only read here.
+// the specification. The schemas themselves are the built-in descriptors'
+// [[param]] tables (plugins/common/kernels/*.toml, through kernel_set.hpp)
+// and are only read here.
 #pragma once
 
 #include <jitwarm/jitwarm.h>

@@ -7,14 +7,17 @@
 
 #include <jitwarm/jitwarm.hpp>
 
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cases.hpp"
 #include "kernel_set.hpp"
 #include "memory.hpp"
 #include "reference_cpu.hpp"
+#include "source_kernel_cases.hpp"
 
 namespace jc = jitwarm::conformance;
 using jitwarm::KernelSchema;
@@ -27,6 +30,30 @@ std::string class_name(jw_int_class c) {
     case JW_INT_CLASS_DIV16: return "multiple of 16";
     default: return "other";
   }
+}
+
+// The named case of a kernel, run on the CPU reference: the contents of
+// its buffer `buffer` afterwards, as T.
+template <typename T>
+std::vector<T> reference_output(std::string_view kernel,
+                                const std::string& case_name,
+                                const std::string& buffer) {
+  for (const jc::CaseRecipe& recipe : jc::case_recipes(kernel, {})) {
+    if (recipe.name != case_name) continue;
+    const jc::Case the_case = recipe.build();
+    const auto host = jc::host_memory();
+    const jc::PlacedCase placed(the_case, *host);
+    jitwarm::reference_cpu::run_kernel(kernel, placed.args());
+    for (std::size_t i = 0; i < the_case.buffers.size(); ++i) {
+      if (the_case.buffers[i].name != buffer) continue;
+      const std::vector<unsigned char> bytes = placed.read(i);
+      std::vector<T> values(bytes.size() / sizeof(T));
+      std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+      return values;
+    }
+  }
+  FAIL("no case ", case_name, " with a buffer ", buffer, " for ", kernel);
+  return {};
 }
 
 }  // namespace
@@ -145,6 +172,50 @@ TEST_CASE(
       CHECK(largest >= 1000000);
     }
   }
+}
+
+TEST_CASE(
+    "given every kernel of the set, then its cases are the generated ones, "
+    "then its descriptor's [[case]] tables") {
+  for (const jw_kernel_schema& schema : jitwarm::kernel_set::schemas()) {
+    CAPTURE(schema.name);
+    const auto generated = jc::generated_case_recipes(schema.name, {});
+    const auto described = jc::descriptor_case_recipes(schema.name, {});
+    CHECK_FALSE(generated.empty());
+    CHECK_FALSE(described.empty());
+    std::vector<std::string> expected;
+    for (const auto& list : {generated, described}) {
+      for (const jc::CaseRecipe& recipe : list) expected.push_back(recipe.name);
+    }
+    std::vector<std::string> names;
+    for (const jc::CaseRecipe& recipe : jc::case_recipes(schema.name, {})) {
+      names.push_back(recipe.name);
+    }
+    CHECK(names == expected);
+  }
+}
+
+TEST_CASE(
+    "given the worked examples of docs/kernels.md as descriptor cases, then "
+    "the CPU reference computes the documented outputs") {
+  namespace ks = jitwarm::kernel_set;
+  CHECK(reference_output<int64_t>(ks::kComputeSlotMapping, "example",
+                                  "slot_mapping") ==
+        std::vector<int64_t>{112, 49, -1, -1});
+  CHECK(reference_output<int32_t>(ks::kExpand, "example", "output") ==
+        std::vector<int32_t>{0, 0, 9, 9, 9, 0});
+  CHECK(reference_output<int32_t>(ks::kPreparePosSeqLens, "example",
+                                  "seq_lens") ==
+        std::vector<int32_t>{12, 7, 0});
+  CHECK(reference_output<int64_t>(ks::kPreparePosSeqLens, "example",
+                                  "positions") ==
+        std::vector<int64_t>{10, 11, 4, 5, 6});
+  // The variations the descriptors' comments describe.
+  CHECK(reference_output<int64_t>(ks::kComputeSlotMapping, "example/cp_rank=1",
+                                  "slot_mapping") ==
+        std::vector<int64_t>{-1, 120, -1, -1});
+  CHECK(reference_output<float>(ks::kExpand, "example/float32", "output") ==
+        std::vector<float>{0.5f, 0.5f, 9, 9, 9, 0.5f});
 }
 
 TEST_CASE("given a kernel outside the set, then there are no cases") {

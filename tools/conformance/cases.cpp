@@ -44,9 +44,17 @@ bool has_cases(std::string_view kernel) {
 
 std::vector<CaseRecipe> case_recipes(std::string_view kernel,
                                      const CaseOptions& options) {
+  std::vector<CaseRecipe> recipes = generated_case_recipes(kernel, options);
+  for (CaseRecipe& recipe : descriptor_case_recipes(kernel, options)) {
+    recipes.push_back(std::move(recipe));
+  }
+  return recipes;
+}
+
+std::vector<CaseRecipe> generated_case_recipes(std::string_view kernel,
+                                               const CaseOptions& options) {
   const CatalogueEntry* entry = find_entry(kernel);
-  // A kernel from source brings its cases in its descriptor.
-  if (entry == nullptr) return source_kernel_case_recipes(kernel, options);
+  if (entry == nullptr) return {};
   detail::RecipeList list(kernel, options);
   entry->add_cases(list);
   return list.take();

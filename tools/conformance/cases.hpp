@@ -1,5 +1,7 @@
-// cases.hpp — which conformance cases exist for each kernel of the portable
-// set (docs/kernels.md), as named recipes built on demand.
+// cases.hpp — which conformance cases exist for each kernel, as named
+// recipes built on demand: for the portable set (docs/kernels.md) the
+// generated catalogue, then the [[case]] tables of the kernel's descriptor
+// (source_kernel_cases.hpp); for a kernel from source its descriptor's.
 //
 // Owns: the catalogue, and the rule that it covers what "What a backend
 // must get right" asks for: every listed dtype, every specialization class
@@ -28,10 +30,16 @@ struct CaseOptions {
 // Whether the catalogue has cases for this kernel.
 bool has_cases(std::string_view kernel);
 
-// Every recipe of a kernel in catalogue order (large ones only with
-// options.large); empty for a kernel outside the portable set.
+// Every recipe of a kernel: the catalogue's in its order (large ones only
+// with options.large), then its descriptor's (descriptor_case_recipes).
+// Empty for a kernel without cases.
 std::vector<CaseRecipe> case_recipes(std::string_view kernel,
                                      const CaseOptions& options);
+
+// Only the catalogue's recipes of a kernel of the portable set (empty for
+// any other kernel).
+std::vector<CaseRecipe> generated_case_recipes(std::string_view kernel,
+                                               const CaseOptions& options);
 
 namespace detail {
 

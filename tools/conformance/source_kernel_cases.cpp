@@ -7,19 +7,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 
+#include "kernel_set.hpp"
 #include "toml_parser.hpp"
 
 namespace jitwarm::conformance {
 namespace {
 
-// A kernel from source: its descriptor's case tables and its schema as
-// CaseBuilder reads it (a C view of the runtime's schema).
-struct SourceCases {
+// A descriptor's case tables and its kernel's schema as CaseBuilder reads
+// it (a C view of the schema).
+struct DescriptorCases {
   std::string origin;
   KernelSchema schema;
   std::vector<jw_param_desc> params;  // point into `schema`
@@ -34,14 +36,15 @@ struct SourceCases {
 };
 
 std::mutex g_mutex;
-std::map<std::string, std::shared_ptr<SourceCases>, std::less<>>&
+std::map<std::string, std::shared_ptr<DescriptorCases>, std::less<>>&
 source_cases() {
   static auto* const cases =
-      new std::map<std::string, std::shared_ptr<SourceCases>, std::less<>>();
+      new std::map<std::string, std::shared_ptr<DescriptorCases>,
+                   std::less<>>();
   return *cases;
 }
 
-[[noreturn]] void malformed(const SourceCases& s, int line,
+[[noreturn]] void malformed(const DescriptorCases& s, int line,
                             const std::string& what) {
   throw std::runtime_error(
       fmt::format("{}:{}: conformance case: {}", s.origin, line, what));
@@ -52,7 +55,7 @@ int line_of(const toml::node& node) {
 }
 
 // A key the table may not have is an error, not silently ignored.
-void only_keys(const SourceCases& s, const toml::table& table,
+void only_keys(const DescriptorCases& s, const toml::table& table,
                std::initializer_list<std::string_view> known,
                std::string_view what) {
   for (const auto& [key, value] : table) {
@@ -74,7 +77,7 @@ bool is_float(jw_dtype d) {
 }
 
 // The dtype a case gives a tensor that names none.
-jw_dtype default_dtype(const SourceCases& s, const toml::table& args,
+jw_dtype default_dtype(const DescriptorCases& s, const toml::table& args,
                        std::size_t index, int depth = 0) {
   const ParamDesc& p = s.schema.params()[index];
   const int tied = s.schema.same_dtype_index(index);
@@ -99,7 +102,7 @@ jw_dtype default_dtype(const SourceCases& s, const toml::table& args,
   return JW_DTYPE_FLOAT32;
 }
 
-std::vector<unsigned char> fill_bytes(const SourceCases& s,
+std::vector<unsigned char> fill_bytes(const DescriptorCases& s,
                                       const toml::table& spec, int line,
                                       jw_dtype dtype, int64_t count,
                                       bool output, Rng& rng) {
@@ -164,7 +167,7 @@ std::vector<unsigned char> fill_bytes(const SourceCases& s,
   malformed(s, line, "fill '" + fill + "' is not random, zeros, ones or iota");
 }
 
-Case build_case(const SourceCases& s, const SourceCases::Table& table,
+Case build_case(const DescriptorCases& s, const DescriptorCases::Table& table,
                 Rng& rng) {
   CaseBuilder builder(s.c);
   const toml::table& args = *table.args;
@@ -247,24 +250,24 @@ Case build_case(const SourceCases& s, const SourceCases::Table& table,
   return builder.finish();
 }
 
-// The [kernel] name of a descriptor, and its [[case]] tables.
-std::shared_ptr<SourceCases> read(const SourceKernel& kernel,
-                                  const Runtime& runtime) {
+// The [[case]] tables of a descriptor, with the schema `schema_of` gives
+// for its [kernel] name; nullptr when it has none.
+std::shared_ptr<DescriptorCases> read(
+    const std::string& origin, std::string_view descriptor,
+    const std::function<KernelSchema(const std::string&)>& schema_of) {
   toml::table root;
   try {
-    root =
-        jitwarm::detail::parse_untrusted_toml(kernel.descriptor, kernel.origin);
+    root = jitwarm::detail::parse_untrusted_toml(descriptor, origin);
   } catch (const toml::parse_error& e) {
-    throw std::runtime_error(
-        jitwarm::detail::toml_error_text(kernel.origin, e));
+    throw std::runtime_error(jitwarm::detail::toml_error_text(origin, e));
   }
   const toml::node* name = root.at_path("kernel.name").node();
   if (name == nullptr || !name->is_string()) return nullptr;
   const toml::array* cases =
       root.get("case") != nullptr ? root.get("case")->as_array() : nullptr;
   if (cases == nullptr) return nullptr;
-  auto s = std::make_shared<SourceCases>(SourceCases{
-      kernel.origin, runtime.schema(name->as_string()->get()), {}, {}, {}});
+  auto s = std::make_shared<DescriptorCases>(
+      DescriptorCases{origin, schema_of(name->as_string()->get()), {}, {}, {}});
   for (const ParamDesc& p : s->schema.params()) {
     jw_param_desc d{};
     d.struct_size = sizeof(d);
@@ -292,7 +295,7 @@ std::shared_ptr<SourceCases> read(const SourceKernel& kernel,
         !args->is_table()) {
       malformed(*s, line_of(item), "a [[case]] needs a name and an args table");
     }
-    for (const SourceCases::Table& earlier : s->tables) {
+    for (const DescriptorCases::Table& earlier : s->tables) {
       if (earlier.name == case_name->as_string()->get()) {
         malformed(*s, line_of(item),
                   fmt::format("a second case named '{}' (the first is on "
@@ -300,22 +303,54 @@ std::shared_ptr<SourceCases> read(const SourceKernel& kernel,
                               earlier.name, earlier.line));
       }
     }
-    s->tables.push_back(SourceCases::Table{
+    s->tables.push_back(DescriptorCases::Table{
         case_name->as_string()->get(),
         std::make_shared<const toml::table>(*args->as_table()), line_of(item)});
   }
   return s;
 }
 
+// The built-in kernels' cases by kernel name, read once.
+const std::map<std::string, std::shared_ptr<const DescriptorCases>,
+               std::less<>>&
+builtin_cases() {
+  static const auto* const cases = [] {
+    auto* by_kernel =
+        new std::map<std::string, std::shared_ptr<const DescriptorCases>,
+                     std::less<>>();
+    for (const kernel_set::DescriptorFile& file :
+         kernel_set::descriptor_files()) {
+      const std::string origin(file.origin);
+      auto read_cases =
+          read(origin, file.text, [&](const std::string& kernel_name) {
+            const jw_kernel_schema* schema =
+                kernel_set::find_schema(kernel_name);
+            if (schema == nullptr) {
+              throw std::runtime_error(origin + ": no built-in schema '" +
+                                       kernel_name + "'");
+            }
+            return KernelSchema::from_c(*schema, origin);
+          });
+      if (read_cases != nullptr) {
+        (*by_kernel)[std::string(file.kernel_name)] = std::move(read_cases);
+      }
+    }
+    return by_kernel;
+  }();
+  return *cases;
+}
+
 }  // namespace
 
 void register_source_kernel_cases(const Runtime& runtime) {
   for (const SourceKernel& kernel : runtime.source_kernels()) {
-    std::shared_ptr<SourceCases> cases = read(kernel, runtime);
+    std::shared_ptr<DescriptorCases> cases =
+        read(kernel.origin, kernel.descriptor,
+             [&](const std::string& name) { return runtime.schema(name); });
     if (cases == nullptr) continue;
     // Build each case once now, so a malformed table stops the run while
     // planning, naming its line, instead of failing in every worker.
-    for (const SourceCases::Table& table : cases->tables) {
+    for (const DescriptorCases::Table& table : cases->tables) {
       Rng rng(0);
       (void)build_case(*cases, table, rng);
     }
@@ -329,17 +364,22 @@ bool is_source_kernel(std::string_view kernel) {
   return source_cases().find(kernel) != source_cases().end();
 }
 
-std::vector<CaseRecipe> source_kernel_case_recipes(std::string_view kernel,
-                                                   const CaseOptions& options) {
-  std::shared_ptr<const SourceCases> s;
-  {
+std::vector<CaseRecipe> descriptor_case_recipes(std::string_view kernel,
+                                                const CaseOptions& options) {
+  std::shared_ptr<const DescriptorCases> s;
+  if (const auto builtin = builtin_cases().find(kernel);
+      builtin != builtin_cases().end()) {
+    // A copy of a built-in descriptor in a kernel directory implements
+    // the same kernel: the built-in's cases are its cases.
+    s = builtin->second;
+  } else {
     std::lock_guard lock(g_mutex);
     const auto found = source_cases().find(kernel);
     if (found == source_cases().end()) return {};
     s = found->second;
   }
   std::vector<CaseRecipe> recipes;
-  for (const SourceCases::Table& table : s->tables) {
+  for (const DescriptorCases::Table& table : s->tables) {
     CaseRecipe recipe;
     recipe.name = table.name;
     const uint64_t seed = case_seed(options.seed, kernel, table.name);
