@@ -98,6 +98,9 @@ if want python; then
     JITWARM_TEST_SOURCE_ROOT=$PWD JITWARM_LOG_LEVEL=error \
       python3 -m pytest -q -p no:cacheprovider -rs tests/python 2>&1 | tail -15 | tee -a "$OUT/python.txt"
     python3 bench/triton_bridge_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
+    # One cache for Triton's kernels and jitwarm's: tuned on the GPU, warmed
+    # with the GPU hidden, one bundle, a fleet node that compiles nothing.
+    python3 bench/triton_cache_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
   else
     echo "pip could not build the package:"; tail -30 "$OUT/python-build.txt"
   fi

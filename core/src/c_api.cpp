@@ -1034,6 +1034,80 @@ JITWARM_EXPORT void jw_cache_settings_free(jw_cache_settings* settings) {
   delete static_cast<OwnedCacheSettings*>(settings);
 }
 
+namespace {
+
+struct OwnedExternalEntry : jw_external_entry {
+  jitwarm::ExternalEntry entry;
+};
+
+}  // namespace
+
+JITWARM_EXPORT jw_status jw_compile_key_create(const char* kernel_name,
+                                               const char* impl_name,
+                                               const char* target,
+                                               jw_compile_key** out_key) {
+  return c_guard([&] {
+    require(kernel_name, "kernel_name");
+    require(impl_name, "impl_name");
+    require(target, "target");
+    require(out_key, "out_key");
+    *out_key = new_compile_key(
+        jitwarm::CompileKey(kernel_name, impl_name, target, {}));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_store_external_entry(
+    jw_runtime* runtime, const jw_compile_key* key, const char* fingerprint,
+    const jw_external_entry* entry, int32_t* out_stored) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(key, "key");
+    require(fingerprint, "fingerprint");
+    require(entry, "entry");
+    require(entry->format, "entry->format");
+    if (entry->binary_size > 0) require(entry->binary, "entry->binary");
+    require(out_stored, "out_stored");
+    jitwarm::ExternalEntry stored;
+    stored.binary.assign(static_cast<const char*>(entry->binary),
+                         entry->binary_size);
+    stored.format = entry->format;
+    if (entry->entry_point != nullptr) stored.entry_point = entry->entry_point;
+    *out_stored =
+        runtime->runtime.store_external_entry(key->key, fingerprint, stored)
+            ? 1
+            : 0;
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_load_external_entry(
+    jw_runtime* runtime, const jw_compile_key* key, const char* fingerprint,
+    jw_external_entry** out_entry) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(key, "key");
+    require(fingerprint, "fingerprint");
+    require(out_entry, "out_entry");
+    *out_entry = nullptr;
+    std::optional<jitwarm::ExternalEntry> found =
+        runtime->runtime.load_external_entry(key->key, fingerprint);
+    if (!found) return;
+    auto owned = std::make_unique<OwnedExternalEntry>();
+    owned->entry = std::move(*found);
+    jw_external_entry& c = *owned;
+    c.struct_size = sizeof(jw_external_entry);
+    c.next = nullptr;
+    c.binary = owned->entry.binary.data();
+    c.binary_size = owned->entry.binary.size();
+    c.format = owned->entry.format.c_str();
+    c.entry_point = owned->entry.entry_point.c_str();
+    *out_entry = owned.release();
+  });
+}
+
+JITWARM_EXPORT void jw_external_entry_free(jw_external_entry* entry) {
+  delete static_cast<OwnedExternalEntry*>(entry);
+}
+
 JITWARM_EXPORT void jw_cache_bundle_summary_free(
     jw_cache_bundle_summary* summary) {
   delete static_cast<OwnedBundleSummary*>(summary);

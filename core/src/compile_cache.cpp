@@ -54,7 +54,7 @@ void CompileCache::set_remote(std::shared_ptr<RemoteTier> remote) {
 }
 
 std::optional<Artifact> CompileCache::load_remote(
-    const CompileKey& key, const std::string& fingerprint) {
+    const CompileKey& key, std::string_view fingerprint) {
   RemoteTier::Lookup found = remote_->load(key, fingerprint);
   switch (found.outcome) {
     case RemoteTier::Outcome::hit:
@@ -173,19 +173,42 @@ Artifact CompileCache::compile_alone(const Compiler& compiler) {
 void CompileCache::store_compiled(const CompileKey& key,
                                   const StoreProbe& probe,
                                   const Artifact& artifact) {
-  if (!probe.fingerprint) return;
-  if (store_ && store_->store(key, *probe.fingerprint, artifact)) {
-    disk_writes_.fetch_add(1, std::memory_order_relaxed);
-  }
   // Written back only what was compiled: an artifact that came from the
-  // remote tier is there already.
+  // remote tier is there already (and in the store, load_remote).
+  if (probe.fingerprint) store_entry(key, *probe.fingerprint, artifact);
+}
+
+bool CompileCache::store_entry(const CompileKey& key,
+                               std::string_view fingerprint,
+                               const Artifact& artifact) {
+  bool kept = false;
+  if (store_ && store_->store(key, fingerprint, artifact)) {
+    disk_writes_.fetch_add(1, std::memory_order_relaxed);
+    kept = true;
+  }
   if (remote_) {
-    if (remote_->store(key, *probe.fingerprint, artifact)) {
+    if (remote_->store(key, fingerprint, artifact)) {
       remote_writes_.fetch_add(1, std::memory_order_relaxed);
+      kept = true;
     } else {
       remote_errors_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  return kept;
+}
+
+std::optional<Artifact> CompileCache::load_entry(const CompileKey& key,
+                                                 std::string_view fingerprint) {
+  std::optional<Artifact> artifact;
+  if (store_) {
+    bool rejected = false;
+    artifact = store_->load(key, fingerprint, &rejected);
+    if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
+    if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!artifact && remote_) artifact = load_remote(key, fingerprint);
+  if (!artifact) misses_.fetch_add(1, std::memory_order_relaxed);
+  return artifact;
 }
 
 const Artifact* CompileCache::publish(Entry& entry, Artifact artifact,

@@ -169,6 +169,15 @@ class CompileCache {
   // its result.
   std::vector<BatchLookup> get_or_compile_batch(
       std::span<const CompileKey* const> keys, const BatchCompiler& batch);
+  // Entries compiled elsewhere (another JIT compiler's files, e.g.
+  // Triton's): the tiers under memory alone, counted as any key's lookups
+  // are (disk and remote hits, rejects, a miss when no tier has it), and
+  // kept out of memory (their owner caches what it loads). Never throws.
+  std::optional<Artifact> load_entry(const CompileKey& key,
+                                     std::string_view fingerprint);
+  // Written to the store and the remote tier; false when neither kept it.
+  bool store_entry(const CompileKey& key, std::string_view fingerprint,
+                   const Artifact& artifact);
   // A hit or nullptr; counts nothing.
   const Artifact* find(const CompileKey& key) const;
   // The launch path's fast path: a hit (counted as one) or nullptr (counted
@@ -210,7 +219,7 @@ class CompileCache {
   std::unique_ptr<Shard[]> shards_;
   // Asks the remote tier after a local miss; a hit goes to the local store.
   std::optional<Artifact> load_remote(const CompileKey& key,
-                                      const std::string& fingerprint);
+                                      std::string_view fingerprint);
 
   std::shared_ptr<ArtifactStore> store_;
   std::shared_ptr<RemoteTier> remote_;

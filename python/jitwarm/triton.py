@@ -21,6 +21,7 @@ compile hook is Triton's `knobs.runtime.jit_cache_hook` (Triton >= 3.4), or
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -32,6 +33,7 @@ from . import (
     InvalidArgumentError,
     JitRefusedError,
     KernelSchema,
+    NoDeviceError,
     Status,
     WarmupRequest,
     _jitwarm,
@@ -42,9 +44,21 @@ from . import (
     warmup_inputs_for,
 )
 
+from . import _triton_cache
+from ._triton_cache import (
+    CacheManager,
+    cache_counters,
+    gpu_target,
+    jitwarm_target,
+    stop_using_jitwarm_cache,
+    use_jitwarm_cache,
+)
+
 __all__ = [
     "TritonKernel", "TritonWarmupResult", "SpecializationMismatch", "seal", "unseal",
     "monitor", "counters", "sealed", "install_hook", "uninstall_hook",
+    "CacheManager", "use_jitwarm_cache", "stop_using_jitwarm_cache", "cache_counters",
+    "jitwarm_target", "gpu_target",
 ]
 
 _log = logging.getLogger("jitwarm.triton")
@@ -138,8 +152,12 @@ class TritonWarmupResult:
 
     keys: List[CompileKey] = field(default_factory=list)
     specializations: List[str] = field(default_factory=list)  # Triton's, per key
-    compiled: int = 0  # keys Triton compiled (or read from its disk cache)
-    cached: int = 0    # keys already in Triton's in-memory cache
+    # Per key and option form (warmup's options=): compiled (or, without
+    # use_jitwarm_cache, read from Triton's own files), loaded from jitwarm's
+    # tiers, or already in Triton's in-memory cache.
+    compiled: int = 0
+    loaded: int = 0
+    cached: int = 0
     seconds: float = 0.0
 
 
@@ -209,6 +227,11 @@ class TritonKernel:
 
     def __init__(self, kernel: Any, *, name: Optional[str] = None,
                  params: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
+        # An @triton.autotune kernel wraps the @triton.jit one (through
+        # heuristics, maybe): every config is warmed (_runs).
+        self.autotuner = kernel if hasattr(kernel, "configs") and hasattr(kernel, "fn") else None
+        while not hasattr(kernel, "params") and hasattr(kernel, "fn"):
+            kernel = kernel.fn
         if not hasattr(kernel, "params") or not hasattr(kernel, "warmup"):
             raise InvalidArgumentError(
                 f"TritonKernel: {kernel!r} is not a @triton.jit kernel (no params/warmup)",
@@ -264,7 +287,13 @@ class TritonKernel:
 
     def target(self) -> str:
         """jitwarm's name for the device Triton compiles for: triton:<backend>:<arch>."""
-        target = _triton().runtime.driver.active.get_current_target()
+        try:
+            target = _triton().runtime.driver.active.get_current_target()
+        except Exception as error:  # noqa: BLE001  (Triton's drivers raise RuntimeError)
+            raise NoDeviceError(
+                f"TritonKernel {self.name}: Triton has no GPU here ({error}); warm for a GPU "
+                "this process does not drive with warmup(..., target='cuda:sm_90')",
+                Status.NO_DEVICE) from error
         return f"triton:{target.backend}:{target.arch}"
 
     def _requests(self, requests, manifest, toml) -> List[WarmupRequest]:
@@ -369,49 +398,154 @@ class TritonKernel:
     def warmup(self, requests: Union[WarmupRequest, Sequence[WarmupRequest], None] = None, *,
                manifest: Optional[Union[str, "os.PathLike[str]"]] = None,
                toml: Optional[str] = None, grid: Any = (1,),
-               options: Optional[Dict[str, Any]] = None) -> TritonWarmupResult:
-        """Compile every specialization the requests produce into Triton's
-        cache through Triton's own kernel.warmup (compile only, no launch).
-        options: Triton's launch options (num_warps, num_stages, ...), which
-        are part of Triton's key: give the ones the launches use. Raises
-        InvalidArgumentError naming the key and the parameter when an input's
-        Triton specialization is not what jitwarm's key says, before any
-        compile."""
+               options: Union[Dict[str, Any], Sequence[Dict[str, Any]], None] = None,
+               target: Optional[str] = None) -> TritonWarmupResult:
+        """Compile every specialization the requests produce, without a
+        launch, and check first that each input's Triton specialization is
+        the one jitwarm's key says (InvalidArgumentError naming the key and
+        the parameter, before any compile).
+
+        options: Triton's launch options (num_warps, num_stages, ...), one
+        set or a list of sets; they are part of Triton's key, so give the ones
+        the launches use. Each set is warmed as given and, where it spells
+        out Triton's defaults, as a launch that leaves them out is keyed.
+        An @triton.autotune kernel is warmed in every config (its options
+        and constexprs), and the options given are ignored for it.
+
+        target: None warms for this process's GPU through Triton's own
+        kernel.warmup, into Triton's in-memory cache and its cache (Triton's
+        files, or jitwarm's tiers after use_jitwarm_cache). A jitwarm target
+        ("cuda:sm_90", "hip:gfx942") compiles for that GPU through Triton's
+        compile-only path (triton.compile with a GPUTarget), which needs no
+        GPU, into the cache alone, where a launch on such a GPU finds it."""
         import time
 
-        options = dict(options or {})
         mine = self._requests(requests, manifest, toml)
-        schema = self.schema(mine)
-        keys = self.keys(mine, target=self.target())
+        runs = self._runs(mine, _option_sets(options))
+        result = TritonWarmupResult()
+        start = time.perf_counter()
+        previous = getattr(_monitor.local, "bridge_warmup", False)
+        _monitor.local.bridge_warmup = True
+        try:
+            if target is None:
+                self._warm_here(runs, grid, result)
+            else:
+                self._warm_for_target(runs, target, result)
+        finally:
+            _monitor.local.bridge_warmup = previous
+            with _monitor.lock:
+                _monitor.counts["warmup_compiles"] += result.compiled + result.loaded
+        result.seconds = time.perf_counter() - start
+        return result
+
+    def _runs(self, mine: List[WarmupRequest],
+              option_sets: List[Dict[str, Any]]) -> List[Tuple[List[WarmupRequest], Dict[str, Any]]]:
+        """(requests, options) per warm pass: the option sets as given, or
+        for an autotuned kernel one pass per config, whose constexprs join
+        the requests and whose other fields are the options, in the order the
+        autotuner passes them (Triton's in-memory key is their text)."""
+        if self.autotuner is None:
+            return [(mine, options) for options in option_sets]
+        names = {p.name for p in self.kernel.params}
+        runs = []
+        for config in self.autotuner.configs:
+            every = config.all_kwargs()
+            constexprs = {k: [v] for k, v in every.items() if k in names}
+            options = {k: v for k, v in every.items() if k not in names}
+            runs.append(([dataclasses.replace(r, params={**r.params, **constexprs}) for r in mine],
+                         options))
+        return runs
+
+    def _plan(self, requests: List[WarmupRequest], target: str, specialize: Callable[..., Any],
+              options: Dict[str, Any]) -> List[Tuple[CompileKey, Dict[str, Any], str]]:
+        """Per key: the storage-free arguments and Triton's specialization of
+        them, checked against the key (raises before any compile)."""
+        schema = self.schema(requests)
         plan, mismatches = [], []
-        for key in keys:
+        for key in self.keys(requests, target=target):
             args = self.triton_arguments(schema, key)
-            specialization = self.triton_specialization(args, options)
+            specialization = list(specialize(args, options))
             mismatches += self.check_key(key, specialization)
             plan.append((key, args, str(specialization)))
         if mismatches:
             raise InvalidArgumentError(
                 "Triton warmup inputs do not reproduce jitwarm's keys:\n  "
                 + "\n  ".join(str(m) for m in mismatches), Status.INVALID_ARGUMENT)
-        result = TritonWarmupResult()
-        kernel_cache, _ = self._device_cache()
-        start = time.perf_counter()
-        for key, args, specialization in plan:
-            before = len(kernel_cache)
-            self.kernel.warmup(grid=grid, **args, **options)
-            kernel_cache, _ = self._device_cache()
-            if not any(k.startswith(specialization) for k in kernel_cache):
-                raise InvalidArgumentError(
-                    f"Triton warmup of {key.text} left no cache entry for its specialization "
-                    f"{specialization}", Status.INVALID_ARGUMENT)
-            if len(kernel_cache) > before:
-                result.compiled += 1
-            else:
-                result.cached += 1
-            result.keys.append(key)
-            result.specializations.append(specialization)
-        result.seconds = time.perf_counter() - start
-        return result
+        return plan
+
+    def _warm_here(self, runs, grid: Any, result: TritonWarmupResult) -> None:
+        target = self.target()
+        passes = []
+        for requests, options in runs:
+            plan = self._plan(requests, target, self.triton_specialization, options)
+            forms = [options] if self.autotuner is not None else _option_forms(options)
+            passes.append((plan, forms))
+        seen = set()
+        for plan, forms in passes:
+            for key, args, specialization in plan:
+                for options in forms:
+                    kernel_cache, _ = self._device_cache()
+                    before, tiers = len(kernel_cache), cache_counters()
+                    self.kernel.warmup(grid=grid, **args, **options)
+                    kernel_cache, _ = self._device_cache()
+                    if not any(k.startswith(specialization) for k in kernel_cache):
+                        raise InvalidArgumentError(
+                            f"Triton warmup of {key.text} left no cache entry for its "
+                            f"specialization {specialization}", Status.INVALID_ARGUMENT)
+                    if len(kernel_cache) == before:
+                        result.cached += 1
+                    else:
+                        _count_compile(result, tiers)
+                if key.encoding not in seen:
+                    seen.add(key.encoding)
+                    result.keys.append(key)
+                    result.specializations.append(specialization)
+
+    def _warm_for_target(self, runs, target: str, result: TritonWarmupResult) -> None:
+        triton = _triton()
+        gpu = gpu_target(target)
+        try:
+            from triton.compiler import ASTSource  # noqa: WPS433
+            from triton.compiler.compiler import make_backend  # noqa: WPS433
+            from triton.runtime.jit import create_function_from_signature  # noqa: WPS433
+            pack_args = self.kernel._pack_args  # noqa: SLF001  (Triton's own packing)
+        except (ImportError, AttributeError) as error:
+            raise InvalidArgumentError(
+                f"this Triton ({getattr(triton, '__version__', '?')}) has no compile-only path "
+                f"the bridge knows (triton.compile with a GPUTarget, 3.4+): {error}",
+                Status.UNSUPPORTED) from error
+        backend = make_backend(gpu)
+        binder = create_function_from_signature(self.kernel.signature, self.kernel.params,
+                                                backend)
+        debug = getattr(getattr(getattr(triton, "knobs", None), "runtime", None), "debug", False)
+
+        def launch_kwargs(args: Dict[str, Any], options: Dict[str, Any]) -> Dict[str, Any]:
+            # What JITFunction.run hands its binder (it adds `debug`).
+            kwargs = dict(args, **options)
+            kwargs["debug"] = kwargs.get("debug", getattr(self.kernel, "debug", False)) or debug
+            return kwargs
+
+        def specialize(args: Dict[str, Any], options: Dict[str, Any]) -> List[Any]:
+            return binder(**launch_kwargs(args, options))[1]
+
+        key_target = f"triton:{gpu.backend}:{gpu.arch}"
+        seen = set()
+        with _triton_cache.warmup_target(jitwarm_target(gpu)):
+            for requests, options in runs:
+                for key, args, specialization in self._plan(requests, key_target, specialize,
+                                                            options):
+                    kwargs = launch_kwargs(args, options)
+                    bound_args, spec, bound_options = binder(**kwargs)
+                    packed, signature, constexprs, attrs = pack_args(backend, kwargs, bound_args,
+                                                                     spec, bound_options)
+                    tiers = cache_counters()
+                    triton.compile(ASTSource(self.kernel, signature, constexprs, attrs),
+                                   target=gpu, options=packed.__dict__)
+                    _count_compile(result, tiers)
+                    if key.encoding not in seen:
+                        seen.add(key.encoding)
+                        result.keys.append(key)
+                        result.specializations.append(specialization)
 
     def cache_size(self) -> int:
         """Entries in Triton's in-memory cache of this kernel (current device)."""
@@ -421,6 +555,45 @@ class TritonKernel:
 
 def _constexpr_value(value: Any) -> Any:
     return getattr(value, "value", value)
+
+
+def _option_sets(options: Union[Dict[str, Any], Sequence[Dict[str, Any]], None]) -> List[Dict[str, Any]]:
+    if options is None:
+        return [{}]
+    if isinstance(options, dict):
+        return [dict(options)]
+    sets = [dict(o) for o in options]
+    if not sets or not all(isinstance(o, dict) for o in options):
+        raise InvalidArgumentError("warmup: options= is a dict of Triton options or a non-empty "
+                                   "list of them", Status.INVALID_ARGUMENT)
+    return sets
+
+
+def _option_forms(options: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The option set as given and, when it spells out some of Triton's
+    defaults, without them: Triton keys its in-memory cache on the options
+    as passed, so a launch that leaves a default out is another key (whose
+    compile then finds the same files: Triton's file key parses the options
+    first)."""
+    if not options:
+        return [options]
+    try:
+        from triton.compiler.compiler import make_backend  # noqa: WPS433
+        defaults = make_backend(_triton().runtime.driver.active.get_current_target()).parse_options({})
+    except Exception:  # noqa: BLE001  (no backend to ask: the options as given)
+        return [options]
+    missing = object()
+    stripped = {k: v for k, v in options.items() if getattr(defaults, k, missing) != v}
+    return [options] if stripped == options else [options, stripped]
+
+
+def _count_compile(result: TritonWarmupResult, tiers_before: Dict[str, int]) -> None:
+    """A compile Triton ran for the warmup: from jitwarm's tiers (a group
+    found there) or compiled here (Triton's own cache cannot tell)."""
+    if cache_counters()["groups_loaded"] > tiers_before["groups_loaded"]:
+        result.loaded += 1
+    else:
+        result.compiled += 1
 
 
 # ---------------------------------------------------------------------------
@@ -439,40 +612,101 @@ class _Monitor:
         # id(JITFunction) -> the name TritonKernel gave it, for recorded entries.
         self.names: Dict[int, str] = {}
         self.counts = {"compiles_before_seal": 0, "warmup_compiles": 0,
-                       "compiles_after_seal": 0, "warnings": 0, "refusals": 0}
+                       "compiles_after_seal": 0, "loads_after_seal": 0, "warnings": 0,
+                       "refusals": 0}
+        # Per thread: the bridge's warmup is running (it counts its own
+        # compiles), and a launch's compile waiting for its group lookup.
+        self.local = threading.local()
 
     def hook(self, *, key: Any, repr: str, fn: Any, compile: Any, is_manual_warmup: bool,
              already_compiled: bool, **extra: Any) -> Optional[bool]:
         with self.lock:
+            self.local.pending = None
             if is_manual_warmup:
-                self.counts["warmup_compiles"] += 1
+                if not getattr(self.local, "bridge_warmup", False):
+                    self.counts["warmup_compiles"] += 1
             elif not self.sealed:
                 self.counts["compiles_before_seal"] += 1
+            elif _triton_cache.in_use():
+                # Triton calls the hook on a miss of its in-memory cache; with
+                # jitwarm's tiers under it, the group lookup that follows tells
+                # a load (found) from a compile (_on_group_lookup).
+                self.local.pending = (key, fn, compile, repr)
             else:
-                self.counts["compiles_after_seal"] += 1
-                if self.record and str(key) not in self.recorded:
-                    self.recorded.add(str(key))
-                    with open(self.record, "a") as out:
-                        out.write(_manifest_entry(fn, compile, repr) + "\n")
-                if self.mode == "error":
-                    self.counts["refusals"] += 1
-                    raise JitRefusedError(
-                        f"JIT monitor: refusing to compile Triton kernel {repr} on the launch "
-                        "path after warmup was sealed (warm this specialization, or set the "
-                        "monitor to warn)", Status.JIT_REFUSED)
-                if self.mode == "warn" and str(key) not in self.warned:
-                    self.warned.add(str(key))
-                    self.counts["warnings"] += 1
-                    _log.warning("JIT monitor: compiling Triton kernel %s on the launch path "
-                                 "after warmup", repr)
+                self.compile_after_seal(key, fn, compile, repr)
         if self.previous_hook is not None:
             return self.previous_hook(key=key, repr=repr, fn=fn, compile=compile,
                                       is_manual_warmup=is_manual_warmup,
                                       already_compiled=already_compiled, **extra)
         return None
 
+    def compile_after_seal(self, key: Any, fn: Any, compile: Any, repr: str) -> None:
+        """A compile on the launch path after seal: counted, recorded, then
+        refused (raises JitRefusedError) or warned about by mode. Holds the
+        lock."""
+        self.counts["compiles_after_seal"] += 1
+        if self.record and str(key) not in self.recorded:
+            self.recorded.add(str(key))
+            with open(self.record, "a") as out:
+                out.write(_manifest_entry(fn, compile, repr) + "\n")
+        if self.mode == "error":
+            self.counts["refusals"] += 1
+            raise JitRefusedError(
+                f"JIT monitor: refusing to compile Triton kernel {_describe_compile(fn, compile, repr)} "
+                "on the launch path after warmup was sealed (warm this specialization, or set "
+                "the monitor to warn)", Status.JIT_REFUSED)
+        if self.mode == "warn" and str(key) not in self.warned:
+            self.warned.add(str(key))
+            self.counts["warnings"] += 1
+            _log.warning("JIT monitor: compiling Triton kernel %s on the launch path "
+                         "after warmup", _describe_compile(fn, compile, repr))
+
+    def on_group_lookup(self, filename: str, found: bool) -> None:
+        pending = getattr(self.local, "pending", None)
+        if pending is None:
+            return
+        self.local.pending = None
+        with self.lock:
+            if found:
+                self.counts["loads_after_seal"] += 1
+            else:
+                self.compile_after_seal(*pending)
+
 
 _monitor = _Monitor()
+_triton_cache.group_observer = _monitor.on_group_lookup
+
+# The options a refusal names, of those Triton's compile info carries.
+_DESCRIBED_OPTIONS = ("num_warps", "num_ctas", "num_stages", "maxnreg", "enable_fp_fusion",
+                      "launch_cooperative_grid", "debug")
+
+
+def _describe_compile(fn: Any, compile: Any, fallback: str) -> str:
+    """A compile as a person reads it: the kernel, every argument's
+    specialization (type, 16-divisibility, constexpr values) and the
+    options, from the hook's compile info (Triton >= 3.2: signature by name,
+    constants and attributes by argument path). Triton's own repr where the
+    info has another layout."""
+    try:
+        jit_function = getattr(fn, "jit_function", None)
+        name = _monitor.names.get(id(jit_function)) or getattr(fn, "name", None) or str(fn)
+        constants = compile.get("constants") or {}
+        attrs = (compile.get("configs") or [{}])[0]
+        arguments = []
+        for index, (param, ty) in enumerate(compile["signature"].items()):
+            param_name = getattr(param, "name", param)
+            if ty == "constexpr":
+                arguments.append(f"{param_name}: constexpr={_constexpr_value(constants.get((index,)))!r}")
+                continue
+            divisible = any(a[0] == "tt.divisibility" for a in attrs.get((index,), []))
+            if ty.startswith("*"):
+                arguments.append(f"{param_name}: {ty}" + (" (16-byte aligned)" if divisible else ""))
+            else:
+                arguments.append(f"{param_name}: {ty}" + (" (divisible by 16)" if divisible else ""))
+        options = [f"{k}={compile[k]!r}" for k in _DESCRIBED_OPTIONS if k in compile]
+        return f"{name}({', '.join(arguments)})" + (f" with {', '.join(options)}" if options else "")
+    except Exception:  # noqa: BLE001  (an unknown layout: Triton's own words)
+        return fallback
 
 
 def _toml_value(value: Any) -> str:

@@ -345,6 +345,14 @@ void bind_runtime(py::module_& m) {
   py::class_<CompileKey>(m, "CompileKey",
                          "A compile key: kernel, implementation, target and "
                          "per-parameter specialization.")
+      .def(py::init([](std::string kernel_name, std::string impl_name,
+                       std::string target) {
+             return CompileKey(std::move(kernel_name), std::move(impl_name),
+                               std::move(target), {});
+           }),
+           py::arg("kernel_name"), py::arg("impl_name"), py::arg("target"),
+           "A key with no parameters, for an external cache entry "
+           "(Runtime.store_external_entry).")
       .def_property_readonly("text", &CompileKey::text)
       .def_property_readonly("kernel_name", &CompileKey::kernel_name)
       .def_property_readonly("impl_name", &CompileKey::impl_name)
@@ -663,6 +671,32 @@ void bind_runtime(py::module_& m) {
       .def_property_readonly("cache_settings", &Runtime::cache_settings,
                              py::return_value_policy::copy)
       .def("is_cached", &Runtime::is_cached, py::arg("key"))
+      .def(
+          "store_external_entry",
+          [](Runtime& rt, const CompileKey& key, const std::string& fingerprint,
+             const py::bytes& binary, const std::string& format,
+             const std::string& entry_point) {
+            ExternalEntry entry{std::string(binary), format, entry_point};
+            return call_core([&] {
+              py::gil_scoped_release unlocked;
+              return rt.store_external_entry(key, fingerprint, entry);
+            });
+          },
+          py::arg("key"), py::arg("fingerprint"), py::arg("binary"),
+          py::arg("format"), py::arg("entry_point") = "")
+      .def(
+          "load_external_entry",
+          [](Runtime& rt, const CompileKey& key,
+             const std::string& fingerprint) -> py::object {
+            std::optional<ExternalEntry> found = call_core([&] {
+              py::gil_scoped_release unlocked;
+              return rt.load_external_entry(key, fingerprint);
+            });
+            if (!found) return py::none();
+            return py::make_tuple(py::bytes(found->binary), found->format,
+                                  found->entry_point);
+          },
+          py::arg("key"), py::arg("fingerprint"))
       .def(
           "_warmup",
           [](Runtime& rt, py::object requests, py::object manifest,

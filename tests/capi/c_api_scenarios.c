@@ -891,6 +891,69 @@ done:
   return RESULT();
 }
 
+const char* scenario_external_entries(void) {
+  jw_runtime *rt = NULL, *fresh = NULL;
+  jw_compile_key* key = NULL;
+  jw_external_entry* found = NULL;
+  char work[] = "/tmp/jitwarm-capi-external-XXXXXX";
+  const int have_dir = mkdtemp(work) != NULL;
+  PASSED();
+  EXPECT(have_dir);
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cache_dir = work;
+  EXPECT(jw_runtime_create_with_options(&o, &rt) == JW_OK);
+  EXPECT(jw_compile_key_create("add_kernel", "triton", "cuda:sm_90", &key) ==
+         JW_OK);
+  static const char binary[] = {0x7f, 'E', 'L', 'F', 0, 1, 2};
+  jw_external_entry entry;
+  memset(&entry, 0, sizeof entry);
+  entry.struct_size = sizeof entry;
+  entry.binary = binary;
+  entry.binary_size = sizeof binary;
+  entry.format = "triton-file";
+  entry.entry_point = "add_kernel.cubin";
+  int32_t stored = 0;
+  EXPECT(jw_runtime_store_external_entry(rt, key, "KEY/add_kernel.cubin",
+                                         &entry, &stored) == JW_OK);
+  EXPECT(stored == 1);
+
+  /* Another runtime on the directory finds it; another fingerprint does not. */
+  EXPECT(jw_runtime_create_with_options(&o, &fresh) == JW_OK);
+  EXPECT(jw_runtime_load_external_entry(fresh, key, "KEY/add_kernel.cubin",
+                                        &found) == JW_OK);
+  EXPECT(found != NULL && found->binary_size == sizeof binary);
+  EXPECT(memcmp(found->binary, binary, sizeof binary) == 0);
+  EXPECT(strcmp(found->format, "triton-file") == 0);
+  EXPECT(strcmp(found->entry_point, "add_kernel.cubin") == 0);
+  jw_external_entry_free(found);
+  found = NULL;
+  EXPECT(jw_runtime_load_external_entry(fresh, key, "OTHER/add_kernel.cubin",
+                                        &found) == JW_OK);
+  EXPECT(found == NULL);
+
+  /* Bad input is refused with a reason. */
+  EXPECT(jw_runtime_store_external_entry(rt, key, "", &entry, &stored) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "needs a fingerprint"));
+  entry.format = "";
+  EXPECT(jw_runtime_store_external_entry(rt, key, "F", &entry, &stored) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "needs a format"));
+  EXPECT(jw_runtime_load_external_entry(rt, key, NULL, &found) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(jw_compile_key_create(NULL, "triton", "t", &key) ==
+         JW_ERROR_INVALID_ARGUMENT);
+done:
+  jw_external_entry_free(found);
+  jw_compile_key_free(key);
+  jw_runtime_destroy(rt);
+  jw_runtime_destroy(fresh);
+  if (have_dir) nftw(work, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+  return RESULT();
+}
+
 const char* scenario_shards_and_remote_counters(void) {
   jw_runtime* rt = NULL;
   jw_warmup_manifest* m = NULL;

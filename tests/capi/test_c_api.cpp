@@ -16,6 +16,7 @@ const char* scenario_parallel_batched_warmup(void);
 const char* scenario_counters(void);
 const char* scenario_cache_settings(void);
 const char* scenario_bundles(void);
+const char* scenario_external_entries(void);
 const char* scenario_shards_and_remote_counters(void);
 const char* scenario_load_with_options(void);
 }
@@ -98,6 +99,13 @@ TEST_CASE(
     "a new runtime compiles nothing, and a truncated bundle imports "
     "nothing") {
   check_scenario(scenario_bundles());
+}
+
+TEST_CASE(
+    "given an external entry stored from C, then another runtime on the "
+    "directory loads it byte for byte, another fingerprint misses, and an "
+    "empty fingerprint or format is refused") {
+  check_scenario(scenario_external_entries());
 }
 
 TEST_CASE(

@@ -2,7 +2,11 @@
 and source paths (tests/python/meson.build); run by hand with the same
 variables and PYTHONPATH=<build>/python."""
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -73,3 +77,31 @@ def fake_torch(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", module)
     module.reset()
     return module
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A redis-server of this test's own on a free loopback port."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("redis-server did not start")
+                time.sleep(0.01)
+        yield f"redis://127.0.0.1:{port}/0", server
+    finally:
+        server.kill()
+        server.wait()

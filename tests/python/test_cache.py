@@ -2,10 +2,6 @@
 resolves (the same as a Runtime's and the CLI's), bundles, shards, and a
 shared Redis tier (a redis-server of the test's own; skipped without one)."""
 import os
-import shutil
-import socket
-import subprocess
-import time
 
 import pytest
 
@@ -95,34 +91,6 @@ def test_given_shards_of_a_plan_then_they_are_disjoint_and_cover_it(rt):
     assert len(set(hashes)) == len(plan)
     with pytest.raises(jitwarm.InvalidArgumentError, match="numbered 1"):
         jitwarm.warmup_shard(plan, 0, 4)
-
-
-@pytest.fixture
-def redis_url(tmp_path):
-    """A redis-server of this test's own on a free loopback port."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed (Debian package redis-server)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("redis-server did not start")
-                time.sleep(0.01)
-        yield f"redis://127.0.0.1:{port}/0", server
-    finally:
-        server.kill()
-        server.wait()
 
 
 def test_given_a_shared_redis_then_a_second_runtime_fetches_without_compiling(

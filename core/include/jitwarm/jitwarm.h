@@ -1094,6 +1094,42 @@ JITWARM_EXPORT jw_status
 jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
                        jw_cache_bundle_summary** out_summary);
 
+/* --- External cache entries: files another JIT compiler makes (Triton's,
+ * through jitwarm.triton.CacheManager), kept in a runtime's persistent tiers
+ * (disk, system, remote; bundles carry them) as compiled keys are. The key
+ * names the kernel, the compiler (impl_name) and the target; the
+ * fingerprint is the compiler's own cache key. Never kept in memory, never
+ * seen by the JIT monitor. */
+
+/* A key with no parameters, for an external entry. Free with
+ * jw_compile_key_free. */
+JITWARM_EXPORT jw_status jw_compile_key_create(const char* kernel_name,
+                                               const char* impl_name,
+                                               const char* target,
+                                               jw_compile_key** out_key);
+
+typedef struct jw_external_entry {
+  uint32_t struct_size; /* sizeof(jw_external_entry) */
+  const void* next;
+  const void* binary; /* its bytes                                  */
+  size_t binary_size;
+  const char* format;      /* e.g. "triton-file"; must not be empty      */
+  const char* entry_point; /* the compiler's name for it (a file name) */
+} jw_external_entry;
+
+/* *out_stored: 1 when a tier kept it, 0 when none did (no persistent tier,
+ * an entry over the size limit, a failed write: logged). An empty
+ * fingerprint or format is JW_ERROR_INVALID_ARGUMENT. */
+JITWARM_EXPORT jw_status jw_runtime_store_external_entry(
+    jw_runtime* runtime, const jw_compile_key* key, const char* fingerprint,
+    const jw_external_entry* entry, int32_t* out_stored);
+/* *out_entry: NULL on a miss (a corrupt or mismatched entry is one, counted
+ * as a reject); else free with jw_external_entry_free. */
+JITWARM_EXPORT jw_status jw_runtime_load_external_entry(
+    jw_runtime* runtime, const jw_compile_key* key, const char* fingerprint,
+    jw_external_entry** out_entry);
+JITWARM_EXPORT void jw_external_entry_free(jw_external_entry* entry);
+
 /* --- Cache administration: what `jitwarm cache stats|list|verify|prune|clear`
  * does, for any host. `cache` picks the directory as for a runtime (may be
  * NULL). None of these makes a directory: a missing one is

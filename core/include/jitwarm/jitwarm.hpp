@@ -874,6 +874,13 @@ CacheReport clear_cache(const std::vector<std::string>& targets = {},
 // Error(JW_ERROR_INVALID_ARGUMENT) for anything else or past 2^64 - 1.
 uint64_t parse_byte_size(std::string_view text);
 
+// An entry another JIT compiler made (Runtime::store_external_entry).
+struct ExternalEntry {
+  std::string binary;       // its bytes
+  std::string format;       // what they are, e.g. "triton-file"
+  std::string entry_point;  // the compiler's name for them (a file name)
+};
+
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
@@ -956,6 +963,23 @@ class Runtime {
     std::string_view entry_point;
   };
   std::optional<ArtifactInfo> cached_artifact(const CompileKey& key) const;
+
+  // Entries another JIT compiler makes (Triton's cache files, through
+  // jitwarm.triton.CacheManager), kept in this runtime's persistent tiers
+  // (disk, system, remote) as compiled keys are, so bundles, `jitwarm cache`
+  // and the remote tier carry them too. `key` names the kernel, the
+  // compiler (impl_name) and the target; `fingerprint` is the compiler's
+  // own cache key. Never in memory and never seen by the JIT monitor: the
+  // compiler that owns them caches and watches what it loads.
+  // Throws Error(JW_ERROR_INVALID_ARGUMENT) for an empty fingerprint or
+  // format; false when no tier kept it (none, an entry over the tiers' size
+  // limit, a failed write: logged).
+  bool store_external_entry(const CompileKey& key, std::string_view fingerprint,
+                            const ExternalEntry& entry);
+  // nullopt on a miss; a corrupt, truncated or mismatched entry is a miss
+  // (counted in cache_stats().disk_rejects or remote_rejects).
+  std::optional<ExternalEntry> load_external_entry(
+      const CompileKey& key, std::string_view fingerprint);
 
   // Platform services (memory) for tests, benchmarks and the conformance
   // runner.

@@ -1,0 +1,370 @@
+"""jitwarm's cache tiers as Triton's cache: a cache manager (Triton's
+documented hook, `triton.knobs.cache.manager_class` or TRITON_CACHE_MANAGER)
+that keeps every file Triton writes (a compile's IR, binary and metadata,
+the group that ties them, the launcher a driver builds, the autotuner's
+timings) as an external entry of a jitwarm runtime, so the disk cache, the
+system layer, the Redis tier and bundles carry Triton's kernels beside
+jitwarm's own, checked the same way.
+
+An entry per file:
+  key          CompileKey(<the file's stem>, "triton", <target>), where the
+               target is jitwarm's name for the GPU Triton compiles for
+               ("cuda:sm_90", "hip:gfx942": `jitwarm cache export --target
+               sm_90` ships both), from the bridge's target warmup or the
+               active driver, else "triton" (no device, no target given);
+  fingerprint  "<Triton's cache key>/<file name>" (Triton's key already
+               holds its version, the source, the options and the target);
+  format       "triton-file", entry point the file's name.
+
+Triton reads files by path, so each file found is written (atomically) into
+a staging directory of this process, removed when it exits. A group is
+found only when every one of its files is: a group with a file missing or
+rejected is a miss, and Triton compiles the kernel again.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import contextvars
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from typing import Any, Callable, Dict, Iterator, Optional
+
+from . import CompileKey, InvalidArgumentError, Runtime, Status
+
+__all__ = ["CacheManager", "use_jitwarm_cache", "stop_using_jitwarm_cache", "cache_counters",
+           "jitwarm_target", "gpu_target", "warmup_target"]
+
+_log = logging.getLogger("jitwarm.triton")
+
+FORMAT = "triton-file"
+IMPL = "triton"
+_GROUP_PREFIX = "__grp__"
+_AUTOTUNE_SUFFIX = ".autotune.json"
+
+
+def _triton():
+    import triton  # noqa: WPS433  (Triton is a run-time dependency only)
+    return triton
+
+
+# ---------------------------------------------------------------------------
+# Targets: jitwarm's names for Triton's GPUTarget
+# ---------------------------------------------------------------------------
+def jitwarm_target(target: Any) -> str:
+    """jitwarm's name for a Triton GPUTarget: cuda 90 -> "cuda:sm_90",
+    hip gfx942 -> "hip:gfx942"."""
+    if target.backend == "cuda":
+        return f"cuda:sm_{target.arch}"
+    return f"{target.backend}:{target.arch}"
+
+
+def gpu_target(target: str) -> Any:
+    """Triton's GPUTarget for a jitwarm target ("cuda:sm_90" or "sm_90",
+    "hip:gfx942" or "gfx942")."""
+    from triton.backends.compiler import GPUTarget  # noqa: WPS433
+    name = target.split(":", 1)[1] if target.startswith(("cuda:", "hip:")) else target
+    if name.startswith("sm_") and name[3:].isdigit():
+        return GPUTarget("cuda", int(name[3:]), 32)
+    if name.startswith("gfx") and len(name) > 3:
+        return GPUTarget("hip", name, 64)
+    raise InvalidArgumentError(
+        f"unknown Triton target '{target}': give cuda:sm_NN (or sm_NN) or hip:gfxNNN "
+        "(or gfxNNN)", Status.INVALID_ARGUMENT)
+
+
+_warmup_target: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "jitwarm_triton_warmup_target", default=None)
+
+
+@contextlib.contextmanager
+def warmup_target(target: str) -> Iterator[None]:
+    """Within the block, Triton's files are entries of this target (a
+    compile-only warmup for a GPU this process does not drive)."""
+    token = _warmup_target.set(target)
+    try:
+        yield
+    finally:
+        _warmup_target.reset(token)
+
+
+def _entry_target() -> str:
+    given = _warmup_target.get()
+    if given is not None:
+        return given
+    try:
+        return jitwarm_target(_triton().runtime.driver.active.get_current_target())
+    except Exception:  # noqa: BLE001  (no device, no driver: entries of no GPU)
+        return "triton"
+
+
+# ---------------------------------------------------------------------------
+# The store: a runtime, the staging directory and the counters
+# ---------------------------------------------------------------------------
+class _Store:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.staging = tempfile.mkdtemp(prefix="jitwarm-triton-")
+        atexit.register(shutil.rmtree, self.staging, True)
+        self.lock = threading.Lock()
+        self.counts = dict.fromkeys(
+            ("groups_loaded", "groups_stored", "group_misses", "files_loaded", "files_stored",
+             "file_misses", "autotune_loaded", "autotune_stored"), 0)
+
+    def count(self, name: str) -> None:
+        with self.lock:
+            self.counts[name] += 1
+
+    def close(self) -> None:
+        shutil.rmtree(self.staging, True)
+
+
+_store: Optional[_Store] = None
+_store_lock = threading.Lock()
+
+# Told of each group lookup, hit or miss, with the group's file name: the
+# monitor (jitwarm.triton) refuses or counts a compile after seal where the
+# lookup misses, since a group found is a load, not a compile.
+group_observer: Optional[Callable[[str, bool], None]] = None
+
+
+def _active_store() -> _Store:
+    """The store use_jitwarm_cache set, or else (Triton named the manager
+    through TRITON_CACHE_MANAGER alone) one on a runtime of the environment's
+    cache settings (JITWARM_CACHE_DIR, JITWARM_REMOTE_CACHE, ...)."""
+    global _store
+    with _store_lock:
+        if _store is None:
+            _store = _Store(Runtime())
+        return _store
+
+
+def _manager_slot():
+    """(object, attribute) where Triton reads its cache manager class, or
+    None for a Triton that only reads TRITON_CACHE_MANAGER."""
+    cache = getattr(getattr(_triton(), "knobs", None), "cache", None)
+    if cache is not None and hasattr(cache, "manager_class"):
+        return cache
+    return None
+
+
+_ENV_NAME = "jitwarm.triton:CacheManager"
+
+
+def use_jitwarm_cache(runtime_or_settings: Any = None, *, autotune: bool = True) -> Runtime:
+    """From now on Triton keeps its cache in a jitwarm runtime's tiers.
+
+    runtime_or_settings: a jitwarm.Runtime, or a dict of Runtime's keyword
+    settings (cache_dir=, remote_cache=, ...), or None for the environment's
+    (JITWARM_CACHE_DIR, JITWARM_REMOTE_CACHE, ...). autotune: also keep the
+    autotuner's timings there (Triton's autotune cache, TRITON_CACHE_AUTOTUNING),
+    so a node with the entries neither benchmarks nor compiles. Returns the
+    runtime."""
+    global _store
+    if isinstance(runtime_or_settings, Runtime):
+        runtime = runtime_or_settings
+    elif runtime_or_settings is None:
+        runtime = Runtime()
+    elif isinstance(runtime_or_settings, dict):
+        runtime = Runtime(**runtime_or_settings)
+    else:
+        raise InvalidArgumentError(
+            "use_jitwarm_cache: give a jitwarm.Runtime, a dict of its settings "
+            f"(cache_dir=..., remote_cache=...) or nothing, not {type(runtime_or_settings).__name__}",
+            Status.INVALID_ARGUMENT)
+    with _store_lock:
+        if _store is not None:
+            _store.close()
+        _store = _Store(runtime)
+    slot = _manager_slot()
+    if slot is not None:
+        slot.manager_class = CacheManager
+    os.environ["TRITON_CACHE_MANAGER"] = _ENV_NAME
+    if autotune:
+        autotuning = getattr(getattr(_triton(), "knobs", None), "autotuning", None)
+        if autotuning is not None:
+            autotuning.cache = True
+        os.environ["TRITON_CACHE_AUTOTUNING"] = "1"
+    return runtime
+
+
+def stop_using_jitwarm_cache() -> None:
+    """Triton's own file cache again (the manager and autotune cache as they
+    are by default)."""
+    global _store
+    slot = _manager_slot()
+    if slot is not None and slot.manager_class is CacheManager:
+        slot.manager_class = None
+    if os.environ.get("TRITON_CACHE_MANAGER") == _ENV_NAME:
+        del os.environ["TRITON_CACHE_MANAGER"]
+    autotuning = getattr(getattr(_triton(), "knobs", None), "autotuning", None)
+    if autotuning is not None and getattr(autotuning, "cache", False):
+        autotuning.cache = False
+    os.environ.pop("TRITON_CACHE_AUTOTUNING", None)
+    with _store_lock:
+        if _store is not None:
+            _store.close()
+        _store = None
+
+
+def in_use() -> bool:
+    """Whether Triton's cache manager is this one."""
+    slot = _manager_slot()
+    if slot is not None and slot.manager_class is not None:
+        return slot.manager_class is CacheManager
+    return os.environ.get("TRITON_CACHE_MANAGER") == _ENV_NAME
+
+
+def cache_counters() -> Dict[str, int]:
+    """What Triton asked of jitwarm's tiers in this process: groups (compiled
+    kernels) loaded, stored (compiled here) and missed, single files loaded,
+    stored and missed, and autotune timings loaded and stored (a store is a
+    benchmark run here)."""
+    store = _store
+    if store is None:
+        return dict.fromkeys(("groups_loaded", "groups_stored", "group_misses", "files_loaded",
+                              "files_stored", "file_misses", "autotune_loaded",
+                              "autotune_stored"), 0)
+    with store.lock:
+        return dict(store.counts)
+
+
+def _kernel_of(filename: str) -> str:
+    """The kernel a file belongs to: its name up to the first dot, without
+    the group prefix ("add_kernel.cubin", "__grp__add_kernel.json" ->
+    "add_kernel")."""
+    name = filename[len(_GROUP_PREFIX):] if filename.startswith(_GROUP_PREFIX) else filename
+    return name.split(".", 1)[0] or name
+
+
+# ---------------------------------------------------------------------------
+# Triton's CacheManager protocol
+# ---------------------------------------------------------------------------
+class CacheManager:
+    """Triton's cache-manager protocol (get_file, put, get_group, put_group,
+    has_file) on a jitwarm runtime's tiers. Dumps and overrides
+    (TRITON_KERNEL_DUMP, TRITON_KERNEL_OVERRIDE) stay in Triton's own
+    directories: they are for people, not for fleets."""
+
+    def __init__(self, key: str, override: bool = False, dump: bool = False) -> None:
+        self.key = key
+        self._files = None
+        if override or dump:
+            from triton.runtime.cache import FileCacheManager  # noqa: WPS433
+            self._files = FileCacheManager(key, override=override, dump=dump)
+            self._store = None
+        else:
+            self._store = _active_store()
+
+    # --- one file -----------------------------------------------------------
+    def _entry_key(self, filename: str) -> CompileKey:
+        return CompileKey(_kernel_of(filename), IMPL, _entry_target())
+
+    def _fingerprint(self, filename: str) -> str:
+        return f"{self.key}/{filename}"
+
+    def _load(self, filename: str) -> Optional[bytes]:
+        found = self._store.runtime.load_external_entry(self._entry_key(filename),
+                                                        self._fingerprint(filename))
+        if found is None:
+            return None
+        data, file_format, entry_point = found
+        if file_format != FORMAT or entry_point != filename:
+            _log.warning("jitwarm cache: entry for Triton file %s holds %s '%s'; ignored",
+                         filename, file_format, entry_point)
+            return None
+        return data
+
+    def _materialize(self, filename: str, data: bytes) -> str:
+        directory = os.path.join(self._store.staging, self.key)
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, filename)
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{filename}.")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        return path
+
+    def has_file(self, filename: str) -> bool:
+        if self._files is not None:
+            return self._files.has_file(filename)
+        return self._load(filename) is not None
+
+    def get_file(self, filename: str) -> Optional[str]:
+        if self._files is not None:
+            return self._files.get_file(filename)
+        data = self._load(filename)
+        autotune = filename.endswith(_AUTOTUNE_SUFFIX)
+        if data is None:
+            self._store.count("file_misses")
+            return None
+        self._store.count("autotune_loaded" if autotune else "files_loaded")
+        return self._materialize(filename, data)
+
+    def put(self, data: Any, filename: str, binary: bool = True) -> str:
+        if self._files is not None:
+            return self._files.put(data, filename, binary=binary)
+        if not isinstance(data, bytes):
+            data = str(data).encode("utf-8")
+        self._store.runtime.store_external_entry(self._entry_key(filename),
+                                                 self._fingerprint(filename), data, FORMAT,
+                                                 filename)
+        if filename.endswith(_AUTOTUNE_SUFFIX):
+            self._store.count("autotune_stored")
+        elif not filename.startswith(_GROUP_PREFIX):
+            self._store.count("files_stored")
+        return self._materialize(filename, data)
+
+    # --- a group: a compile's files ----------------------------------------
+    def get_group(self, filename: str) -> Optional[Dict[str, str]]:
+        if self._files is not None:
+            return self._files.get_group(filename)
+        group = self._load_group(filename)
+        if group is None:
+            self._store.count("group_misses")
+        else:
+            self._store.count("groups_loaded")
+        if group_observer is not None:
+            group_observer(filename, group is not None)
+        return group
+
+    def _load_group(self, filename: str) -> Optional[Dict[str, str]]:
+        listing = self._load(_GROUP_PREFIX + filename)
+        if listing is None:
+            return None
+        try:
+            children = json.loads(listing.decode("utf-8"))["child_paths"]
+            names = list(children)
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            _log.warning("jitwarm cache: Triton group %s of %s is malformed; Triton compiles "
+                         "it again", filename, self.key)
+            return None
+        files = {}
+        for name in names:
+            if not isinstance(name, str) or os.sep in name or name in ("", ".", ".."):
+                _log.warning("jitwarm cache: Triton group %s of %s names a bad file %r; "
+                             "Triton compiles it again", filename, self.key, name)
+                return None
+            data = self._load(name)
+            if data is None:
+                # A compile is its files together: one missing is a miss.
+                return None
+            files[name] = data
+        return {name: self._materialize(name, data) for name, data in files.items()}
+
+    def put_group(self, filename: str, group: Dict[str, str]) -> str:
+        if self._files is not None:
+            return self._files.put_group(filename, group)
+        listing = json.dumps({"child_paths": sorted(group)})
+        path = self.put(listing, _GROUP_PREFIX + filename, binary=False)
+        self._store.count("groups_stored")
+        return path
