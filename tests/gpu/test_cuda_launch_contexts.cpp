@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ks = jitwarm::kernel_set;
@@ -91,6 +92,8 @@ struct Api {
       get<decltype(refused_launches)>("model_libcuda_refused_launches");
   long long (*run_launches)() =
       get<decltype(run_launches)>("model_libcuda_run_launches");
+  long long (*runs_in_context)(unsigned long long) =
+      get<decltype(runs_in_context)>("model_libcuda_runs_in_context");
   unsigned long long (*last_run_context_id)() =
       get<decltype(last_run_context_id)>("model_libcuda_last_run_context_id");
   void* (*last_run_stream)() =
@@ -112,11 +115,13 @@ struct Counts {
   long long stream_get_ctx, ctx_get_id, ctx_get_current, ctx_push_current;
 };
 
-// expand of three requests on int32 tensors of device 0, allocated by the
-// model (so in whatever context is current when it is made).
+// expand of three requests on int32 tensors of `device` (0 unless told),
+// allocated by the model (so in whatever context is current when it is
+// made).
 struct ExpandOnDevice {
-  ExpandOnDevice(const Api& driver_api, const jitwarm::Runtime& launcher)
-      : api(driver_api), runtime(launcher) {
+  ExpandOnDevice(const Api& driver_api, const jitwarm::Runtime& launcher,
+                 int32_t tensors_device = 0)
+      : api(driver_api), runtime(launcher), device(tensors_device) {
     REQUIRE(api.mem_alloc(&output, 24) == 0);
     REQUIRE(api.mem_alloc(&x, 12) == 0);
     REQUIRE(api.mem_alloc(&cu, 12) == 0);
@@ -128,13 +133,14 @@ struct ExpandOnDevice {
   ExpandOnDevice& operator=(const ExpandOnDevice&) = delete;
 
   void launch(void* stream) const {
-    const jitwarm::gpu_test::ExpandDeviceArgs call(output, x, cu, 4);
+    const jitwarm::gpu_test::ExpandDeviceArgs call(output, x, cu, 4, device);
     runtime.kernel(ks::kExpand)
-        .launch(call.args(), jitwarm::LaunchOptions{"cuda", 0, stream});
+        .launch(call.args(), jitwarm::LaunchOptions{"cuda", device, stream});
   }
 
   const Api& api;
   const jitwarm::Runtime& runtime;
+  int32_t device = 0;
   DevicePointer output = 0, x = 0, cu = 0;
 };
 }  // namespace driver
@@ -395,4 +401,123 @@ TEST_CASE(
   CHECK(f.api.last_run_context_id() == primary_id);
   CHECK(f.api.last_run_stream() == stream);
   CHECK(f.current() == nullptr);
+}
+
+// ---------------------------------------------------------------------------
+// Several devices (the model has two sm_90s): one compile per key for the
+// target, a module and a context per device, concurrent launches.
+// ---------------------------------------------------------------------------
+TEST_CASE(
+    "given one compile-only warmup for cuda:sm_90, when expand is launched on "
+    "each device's primary context and stream, then each device loads a "
+    "module of its own, each launch runs in its device's context, and the "
+    "key was compiled once") {
+  Fixture f;
+  // The key of these arguments (storage is never read), warmed compile-only
+  // for the target both devices are.
+  const jitwarm::gpu_test::ExpandDeviceArgs sample(0x1000, 0x2000, 0x3000, 4);
+  const jitwarm::CompileKey key =
+      f.runtime.kernel(ks::kExpand).key_for(sample.args(), {"cuda", 0});
+  REQUIRE(key.target() == "cuda:sm_90");
+  const jitwarm::WarmupResult warmed = f.runtime.warmup_keys({key});
+  REQUIRE(warmed.compiled == 1);
+  const uint64_t compiles = f.runtime.cache_stats().compiles;
+
+  struct OnDevice {
+    driver::Context primary;
+    unsigned long long id;
+    driver::Stream stream;
+  };
+  std::vector<OnDevice> devices;
+  for (int device = 0; device < 2; ++device) {
+    const driver::Context primary = f.retain_primary(device);
+    f.make_only_current(primary);
+    devices.push_back({primary, f.id_of(primary), f.create_stream()});
+  }
+  for (int device = 0; device < 2; ++device) {
+    f.make_only_current(devices[device].primary);
+    const driver::ExpandOnDevice expand(f.api, f.runtime, device);
+    const driver::Counts before(f.api);
+    const long long ran_before = f.api.runs_in_context(devices[device].id);
+    expand.launch(devices[device].stream);
+    expand.launch(devices[device].stream);
+    const driver::Counts after(f.api);
+    CHECK(after.module_loads - before.module_loads == 1);
+    CHECK(after.refused == before.refused);
+    CHECK(f.api.runs_in_context(devices[device].id) - ran_before == 2);
+    CHECK(f.api.last_run_stream() == devices[device].stream);
+  }
+  CHECK(f.runtime.cache_stats().compiles == compiles);
+  CHECK(compiles == 1);
+}
+
+TEST_CASE(
+    "given another device's context current, when expand is launched on a "
+    "stream of device 0, then it runs in device 0's context and device 1's "
+    "context stays current") {
+  Fixture f;
+  const driver::Context device0 = f.retain_primary(0);
+  const driver::Context device1 = f.retain_primary(1);
+  f.make_only_current(device0);
+  const driver::Stream stream0 = f.create_stream();
+  const driver::ExpandOnDevice expand(f.api, f.runtime, 0);
+  f.make_only_current(device1);
+
+  const driver::Counts before(f.api);
+  const long long ran_before = f.api.runs_in_context(f.id_of(device0));
+  expand.launch(stream0);
+  const driver::Counts after(f.api);
+  CHECK(after.runs - before.runs == 1);
+  CHECK(after.refused == before.refused);
+  CHECK(f.api.runs_in_context(f.id_of(device0)) - ran_before == 1);
+  CHECK(f.current() == device1);
+}
+
+TEST_CASE(
+    "given a thread per device, each with its device's primary context and "
+    "a stream of its own, when both launch expand 200 times at the same "
+    "time, then every launch runs in its own device's context and none is "
+    "refused") {
+  Fixture f;
+  constexpr int kLaunches = 200;
+  driver::Context primaries[2];
+  unsigned long long ids[2];
+  driver::Stream streams[2];
+  for (int device = 0; device < 2; ++device) {
+    primaries[device] = f.retain_primary(device);
+    ids[device] = f.id_of(primaries[device]);
+    f.make_only_current(primaries[device]);
+    streams[device] = f.create_stream();
+  }
+  const driver::Counts before(f.api);
+  const long long ran_before[2] = {f.api.runs_in_context(ids[0]),
+                                   f.api.runs_in_context(ids[1])};
+  std::string errors[2];
+  {
+    std::vector<std::jthread> threads;
+    for (int device = 0; device < 2; ++device) {
+      threads.emplace_back([&, device] {
+        try {
+          if (f.api.ctx_set_current(primaries[device]) != 0) {
+            errors[device] = "cuCtxSetCurrent failed";
+            return;
+          }
+          const driver::ExpandOnDevice expand(f.api, f.runtime, device);
+          for (int i = 0; i < kLaunches; ++i) expand.launch(streams[device]);
+          driver::Context none = nullptr;
+          f.api.ctx_pop_current(&none);
+        } catch (const std::exception& e) {
+          errors[device] = e.what();
+        }
+      });
+    }
+  }
+  const driver::Counts after(f.api);
+  CHECK_MESSAGE(errors[0].empty(), errors[0]);
+  CHECK_MESSAGE(errors[1].empty(), errors[1]);
+  CHECK(after.refused == before.refused);
+  CHECK(after.runs - before.runs == 2 * kLaunches);
+  CHECK(f.api.runs_in_context(ids[0]) - ran_before[0] == kLaunches);
+  CHECK(f.api.runs_in_context(ids[1]) - ran_before[1] == kLaunches);
+  CHECK(after.module_loads - before.module_loads == 2);
 }

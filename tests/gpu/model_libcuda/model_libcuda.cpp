@@ -21,8 +21,8 @@
 //   CU_STREAM_PER_THREAD) stand for the current context.
 // - cuLaunchKernel runs in the stream's context; a function of another or
 //   of a dead context is refused with CUDA_ERROR_INVALID_HANDLE and counted
-//   as refused. A launch that runs is counted and its context id and stream
-//   kept.
+//   as refused. A launch that runs is counted (in all and per context id)
+//   and its context id and stream kept.
 // - Device memory is host memory (aligned to 256 bytes); copies are memcpy.
 //
 // The counters are read through dlsym (model_libcuda_*, below); the entry
@@ -87,6 +87,7 @@ struct Model {
   std::map<CUdeviceptr, std::size_t> allocations;
   long long refused_launches = 0;
   long long run_launches = 0;
+  std::map<unsigned long long, long long> runs_by_context;  // by context id
   unsigned long long last_run_context_id = 0;
   CUstream last_run_stream = nullptr;
 };
@@ -234,6 +235,15 @@ __attribute__((visibility("default"))) long long model_libcuda_run_launches() {
   Model& m = model();
   const std::lock_guard lock(m.mutex);
   return m.run_launches;
+}
+// Launches that ran in the context with this id (cuCtxGetId), from any
+// thread: what concurrent launches on several devices are judged by.
+__attribute__((visibility("default"))) long long model_libcuda_runs_in_context(
+    unsigned long long context_id) {
+  Model& m = model();
+  const std::lock_guard lock(m.mutex);
+  const auto found = m.runs_by_context.find(context_id);
+  return found != m.runs_by_context.end() ? found->second : 0;
 }
 __attribute__((visibility("default"))) unsigned long long
 model_libcuda_last_run_context_id() {
@@ -522,6 +532,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int, unsigned int,
       return CUDA_ERROR_INVALID_HANDLE;
     }
     ++m.run_launches;
+    ++m.runs_by_context[launch_context->id];
     m.last_run_context_id = launch_context->id;
     m.last_run_stream = stream;
     return CUDA_SUCCESS;
