@@ -7,7 +7,7 @@ then divides what the launch path executed by the launches it made:
 
     python3 bench/launch_instructions.py [BUILD_DIR]    (default: build)
 
-The core's share is RuntimeImpl::launch less the compiles of first launches
+The core's share is Launcher::launch less the compiles of first launches
 (prepare) and less the plugin call; the plugin's share is that call (its
 driver calls included, a few instructions each in the null driver); their
 parts are given per call (a part a hit skips shows few calls). The
@@ -73,15 +73,15 @@ def main():
         annotated = subprocess.run(["callgrind_annotate", "--tree=calling", "--inclusive=yes", profile],
                                    check=True, capture_output=True, text=True).stdout
     table = blocks(annotated)
-    launch = find(table, "RuntimeImpl::launch(jitwarm::detail::KernelSlot", "impl_launch_prepared(")
+    launch = find(table, "detail::Launcher::launch(jitwarm::detail::KernelSlot", "impl_launch_prepared(")
     plugin_total, launches = callee(launch, "impl_launch_prepared(")
     if launches == 0:
         raise SystemExit("launch_instructions: no prepared launch in the profile")
     # The compiles of first launches happen below find_or_prepare; the
     # bench's "signature + lookup" row calls it too (find_prepared), so its
     # parts are given per call, not per launch.
-    lookup = find(table, "RuntimeImpl::find_or_prepare(", "PreparedLaunchTable::recall(")
-    prepare, _ = callee(lookup, "RuntimeImpl::prepare(")
+    lookup = find(table, "detail::Launcher::find_or_prepare(", "PreparedLaunchTable::recall(")
+    prepare, _ = callee(lookup, "detail::Launcher::prepare(")
     core = (launch[0] - prepare - plugin_total) / launches
     print(f"host instructions per prepared launch of expand ({launches} launches, callgrind, null driver):")
     print(f"  core    {core:6.0f}")
@@ -91,7 +91,7 @@ def main():
         note = f"per call, {calls} calls" if calls else "not called"
         print(f"    {label:<26}{cost / calls if calls else 0:6.0f}   ({note})")
 
-    per_call(launch, "platform", "RuntimeImpl::resolve(")
+    per_call(launch, "platform", "detail::Launcher::resolve(")
     per_call(lookup, "the last arguments' launch", "PreparedLaunchTable::recall(")
     per_call(lookup, "argument image (a miss)", "ArgumentImage::capture(")
     per_call(lookup, "signature and validation", "specialize_arguments(")

@@ -5,7 +5,7 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include "errors.hpp"
-#include "runtime_impl.hpp"
+#include "host_kernels.hpp"
 
 namespace jitwarm::detail {
 namespace {
@@ -65,8 +65,9 @@ std::string_view host_words(std::string_view origin) {
 
 }  // namespace
 
-RegistrationHandle RuntimeImpl::register_kernels(
-    std::vector<KernelOverride> overrides, const std::string& origin) {
+std::vector<uint64_t> register_host_kernels(
+    Registry& registry, std::vector<KernelOverride> overrides,
+    const std::string& origin) {
   const std::string_view said = host_words(origin);
   const std::string full_origin =
       said.empty() ? std::string("host") : fmt::format("host: {}", said);
@@ -106,11 +107,7 @@ RegistrationHandle RuntimeImpl::register_kernels(
       }
     }
   }
-  std::vector<uint64_t> tokens = registry_.add_batch(std::move(records));
-  std::weak_ptr<RuntimeImpl> weak = weak_from_this();
-  return RegistrationHandle([weak, tokens = std::move(tokens)]() {
-    if (auto runtime = weak.lock()) runtime->registry_.remove_batch(tokens);
-  });
+  return registry.add_batch(std::move(records));
 }
 
 }  // namespace jitwarm::detail

@@ -18,8 +18,8 @@
 
 #include "errors.hpp"
 #include "plugin_calls.hpp"
+#include "plugin_host.hpp"
 #include "plugin_probe.hpp"
-#include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
 namespace fs = std::filesystem;
@@ -81,10 +81,18 @@ class MappedLibraries {
 // registration and its precedence. Lives as long as any implementation or
 // platform it registered (they hold it); its end is the plugin's
 // unregister_all for this runtime (and shutdown, after the last runtime).
+// It reaches the runtime through the parts its host table serves, which
+// outlive it (runtime_impl.hpp), never through the plugin host.
 class PluginLibrary {
  public:
-  PluginLibrary(RuntimeImpl& runtime, std::string path, ImplSource source)
-      : runtime_(runtime), path_(std::move(path)), source_(source) {}
+  PluginLibrary(const Logger& logger, Registry& registry, Platforms& platforms,
+                DiskCache* disk_cache, std::string path, ImplSource source)
+      : logger_(logger),
+        registry_(registry),
+        platforms_(platforms),
+        disk_cache_(disk_cache),
+        path_(std::move(path)),
+        source_(source) {}
   ~PluginLibrary() {
     if (!counted_) return;
     MappedLibraries& mapped = MappedLibraries::instance();
@@ -94,13 +102,12 @@ class PluginLibrary {
                                  sizeof(api_->unregister_all) &&
         api_->unregister_all != nullptr) {
       note_plugin_stage("unregister_all");
-      call_into_plugin(&runtime_.logger(), path_, "unregister_all",
+      call_into_plugin(&logger_, path_, "unregister_all",
                        [&] { api_->unregister_all(&host_); });
     }
     if (--mapped.users(native_) == 0 && api_->shutdown != nullptr) {
       note_plugin_stage("shutdown");
-      call_into_plugin(&runtime_.logger(), path_, "shutdown",
-                       [&] { api_->shutdown(); });
+      call_into_plugin(&logger_, path_, "shutdown", [&] { api_->shutdown(); });
     }
   }
 
@@ -114,7 +121,10 @@ class PluginLibrary {
   const void* native_ = nullptr;
   bool registered_ = false;  // register_all returned JW_OK
 
-  RuntimeImpl& runtime_;
+  const Logger& logger_;
+  Registry& registry_;
+  Platforms& platforms_;
+  DiskCache* disk_cache_;  // the plugin byte cache; may be null
   std::string path_;
   ImplSource source_;
   std::mutex config_mutex_;
@@ -137,8 +147,8 @@ void host_log(void* ctx, jw_log_level level, const char* message) {
     const std::string name = lib.api_ != nullptr && lib.api_->name != nullptr
                                  ? lib.api_->name
                                  : fs::path(lib.path_).filename().string();
-    lib.runtime_.logger().log(
-        level, fmt::format("[{}] {}", name, message ? message : ""));
+    lib.logger_.log(level,
+                    fmt::format("[{}] {}", name, message ? message : ""));
   } catch (...) {
     // Out of memory, or the host's log sink threw: the line is lost.
   }
@@ -178,7 +188,7 @@ jw_status host_define_schema(void* ctx, const jw_kernel_schema* schema) {
     if (schema == nullptr)
       fail(JW_ERROR_INVALID_ARGUMENT, "define_schema: schema is null");
     KernelSchema s = KernelSchema::from_c(*schema, lib.path_);
-    lib.runtime_.registry().check_schema_is_new(s.name(), lib.path_);
+    lib.registry_.check_schema_is_new(s.name(), lib.path_);
     for (const auto& other : staging.schemas) {
       if (other.name() == s.name()) {
         fail(JW_ERROR_ALREADY_EXISTS, "kernel schema {} is defined twice by {}",
@@ -197,7 +207,7 @@ jw_status host_register_impl(void* ctx, const jw_kernel_impl* impl) {
       fail(JW_ERROR_INVALID_ARGUMENT, "register_impl: impl is null");
     auto record = ImplRecord::from_c(*impl, lib.path_, *lib.self_);
     record->source = lib.source_;
-    record->logger = &lib.runtime_.logger();
+    record->logger = &lib.logger_;
     staging.impls.push_back(std::move(record));
   });
 }
@@ -225,8 +235,7 @@ jw_status host_register_platform(void* ctx, const jw_platform_desc* platform) {
            "are required",
            platform->name);
     }
-    if (const PlatformRecord* existing =
-            lib.runtime_.platforms().find(platform->name)) {
+    if (const PlatformRecord* existing = lib.platforms_.find(platform->name)) {
       fail(JW_ERROR_ALREADY_EXISTS, "platform {} is already registered by {}",
            platform->name, existing->origin);
     }
@@ -251,7 +260,7 @@ jw_status host_cache_get(void* ctx, const void* key, size_t key_size,
                          const jw_text_sink* out) {
   auto& lib = library_of(ctx);
   return c_guard([&] {
-    DiskCache* disk = lib.runtime_.disk_cache();
+    DiskCache* disk = lib.disk_cache_;
     std::optional<std::string> value;
     if (disk)
       value = disk->get_blob(
@@ -266,7 +275,7 @@ jw_status host_cache_put(void* ctx, const void* key, size_t key_size,
                          const void* value, size_t value_size) {
   auto& lib = library_of(ctx);
   return c_guard([&] {
-    DiskCache* disk = lib.runtime_.disk_cache();
+    DiskCache* disk = lib.disk_cache_;
     if (disk) {
       disk->put_blob(
           std::string_view(static_cast<const char*>(key), key_size),
@@ -471,12 +480,6 @@ std::string not_a_file_why(const std::string& path) {
   return "";
 }
 
-void reject(PluginLoadRecord& r, PluginRejection why, std::string detail) {
-  r.loaded = false;
-  r.rejection = why;
-  r.detail = std::move(detail);
-}
-
 std::string canonical_text(const std::string& path) {
   std::error_code error;
   const fs::path canonical = fs::weakly_canonical(path, error);
@@ -513,7 +516,18 @@ void PluginLibrary::build_host_table() {
   host_.get_config = host_get_config;
 }
 
-PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
+PluginHost::PluginHost(const Logger& logger, Registry& registry,
+                       Platforms& platforms, const RuntimeCaches& caches,
+                       PluginLoadHistory& history,
+                       SourceKernels& source_kernels)
+    : logger_(logger),
+      registry_(registry),
+      platforms_(platforms),
+      caches_(caches),
+      history_(history),
+      source_kernels_(source_kernels) {}
+
+PluginLoadRecord PluginHost::load_plugin(const std::string& path) {
   const ImplSource source = source_of(path, {installed_plugin_directory()});
   if (plugin_isolation(false)) {
     if (std::optional<std::string> why =
@@ -525,10 +539,9 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path) {
   return load_plugin(path, source);
 }
 
-PluginLoadRecord RuntimeImpl::reject_unprobed(const std::string& path,
-                                              ImplSource source,
-                                              std::string why,
-                                              std::size_t* history_index) {
+PluginLoadRecord PluginHost::reject_unprobed(const std::string& path,
+                                             ImplSource source, std::string why,
+                                             std::size_t* history_index) {
   PluginLoadRecord record;
   record.path = path;
   record.precedence = std::string(to_string(source));
@@ -536,23 +549,21 @@ PluginLoadRecord RuntimeImpl::reject_unprobed(const std::string& path,
   logger_.log(JW_LOG_WARNING,
               fmt::format("plugin {} rejected ({}): {}", path,
                           to_string(record.rejection), record.detail));
-  std::lock_guard lock(history_mutex_);
-  if (history_index != nullptr) *history_index = history_.size();
-  history_.push_back(record);
+  const std::size_t index = history_.add(record);
+  if (history_index != nullptr) *history_index = index;
   return record;
 }
 
-PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
-                                          ImplSource source,
-                                          std::size_t* history_index) {
+PluginLoadRecord PluginHost::load_plugin(const std::string& path,
+                                         ImplSource source,
+                                         std::size_t* history_index) {
   std::lock_guard load_lock(load_mutex_);
   PluginLoadRecord record;
   record.path = path;
   record.precedence = std::string(to_string(source));
   const auto finish = [&]() {
-    std::lock_guard lock(history_mutex_);
-    if (history_index != nullptr) *history_index = history_.size();
-    history_.push_back(record);
+    const std::size_t index = history_.add(record);
+    if (history_index != nullptr) *history_index = index;
     const jw_log_level level = record.loaded ? JW_LOG_DEBUG : JW_LOG_WARNING;
     logger_.log(
         level,
@@ -572,7 +583,8 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
     return finish();
   }
 
-  auto library = std::make_shared<PluginLibrary>(*this, path, source);
+  auto library = std::make_shared<PluginLibrary>(
+      logger_, registry_, platforms_, caches_.disk_cache().get(), path, source);
   library->self_ = &library;
   try {
     note_plugin_stage("its static constructors");
@@ -710,15 +722,15 @@ PluginLoadRecord RuntimeImpl::load_plugin(const std::string& path,
           offsetof(jw_plugin_api, implement_source_kernel) +
               sizeof(library->api_->implement_source_kernel) &&
       library->api_->implement_source_kernel != nullptr) {
-    note_source_compiler(SourceCompiler{library, &library->host_,
-                                        library->api_->implement_source_kernel,
-                                        path});
+    source_kernels_.note_compiler(
+        SourceCompiler{library, &library->host_,
+                       library->api_->implement_source_kernel, path});
   }
   return finish();
 }
 
-void RuntimeImpl::commit(RegistrationStaging& staging,
-                         const std::string& origin, PluginLoadRecord* record) {
+void PluginHost::commit(RegistrationStaging& staging, const std::string& origin,
+                        PluginLoadRecord* record) {
   // Validate what can still fail before changing anything: implementations
   // must bind to their schema (when it is known).
   for (const auto& impl : staging.impls) {
@@ -743,7 +755,7 @@ void RuntimeImpl::commit(RegistrationStaging& staging,
       dropped.push_back(std::move(d));
     }
   }
-  note_dropped(dropped);
+  history_.note_dropped(dropped);
   platforms_.add(staging.platforms);
   for (auto& p : staging.platforms) {
     if (record == nullptr) continue;
@@ -768,33 +780,7 @@ void RuntimeImpl::commit(RegistrationStaging& staging,
   (void)origin;
 }
 
-void RuntimeImpl::note_dropped(const std::vector<DroppedImpl>& dropped) {
-  if (dropped.empty()) return;
-  std::lock_guard lock(history_mutex_);
-  for (const DroppedImpl& d : dropped) {
-    for (PluginLoadRecord& r : history_) {
-      if (!r.loaded || r.path != d.origin) continue;
-      std::erase(r.kernels, d.kernel);
-      r.dropped.push_back(d.kernel + ": " + d.why);
-      // A plugin left with nothing (every implementation it registered
-      // dropped, no schema, no platform) serves nothing: it is rejected,
-      // with why, rather than reported loaded.
-      if (r.kernels.empty() && r.schemas.empty() && r.platforms.empty()) {
-        std::string why;
-        for (const std::string& note : r.dropped) {
-          why += (why.empty() ? "" : "; ") + note;
-        }
-        reject(r, PluginRejection::registration_failed,
-               "none of its implementations fits its kernel's schema: " + why);
-        logger_.log(JW_LOG_WARNING,
-                    fmt::format("plugin {} rejected ({}): {}", r.path,
-                                to_string(r.rejection), r.detail));
-      }
-    }
-  }
-}
-
-PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
+PluginLoadReport PluginHost::load_plugins(const PluginLoadOptions& options) {
   PluginLoadReport report;
   const std::vector<std::string> path = options.search_path.empty()
                                             ? default_plugin_search_path()
@@ -855,13 +841,13 @@ PluginLoadReport RuntimeImpl::load_plugins(const PluginLoadOptions& options) {
   // A later candidate may have dropped an earlier one's implementation
   // (note_dropped): report the records as they stand now.
   {
-    std::lock_guard lock(history_mutex_);
+    const std::vector<PluginLoadRecord> records = history_.records();
     for (std::size_t index : history_index) {
-      report.records.push_back(history_.at(index));
+      report.records.push_back(records.at(index));
     }
   }
   // Kernels from source last: every plugin that compiles them is loaded.
-  load_kernel_directories(
+  source_kernels_.load_kernel_directories(
       options.kernel_path.empty() ? default_kernel_path() : options.kernel_path,
       report);
   if (options.strict && report.rejected_count() > 0) {

@@ -74,7 +74,7 @@ void write_line(int fd, std::string_view line) noexcept {
       options.no_remote_cache = true;
       options.log = [](jw_log_level, const std::string&) {};
       Runtime runtime(std::move(options));
-      impl_of(runtime).load_plugin(candidates[i]);
+      impl_of(runtime).plugin_host().load_plugin(candidates[i]);
     } catch (...) {
       // A rejection or any other error is the real load's to report.
     }

@@ -345,7 +345,7 @@ std::vector<DroppedImpl> Registry::define_schema(KernelSchema schema) {
       bind_to_schema(*entry.impl, *kernel.schema);
       insert_by_precedence(kernel.stacks[entry.impl->platform], entry);
     } catch (const Error& e) {
-      // Its plugin's load record says so too (RuntimeImpl::note_dropped).
+      // Its plugin's load record says so too (PluginLoadHistory::note_dropped).
       logger_.log(JW_LOG_WARNING,
                   fmt::format("dropping implementation: {}", e.what()));
       dropped.push_back(DroppedImpl{

@@ -1,13 +1,13 @@
-// The runtime: construction from options and environment, committing a
-// plugin's staged registration, and the public C++ API, which forwards to
-// the module that owns each concept (runtime_impl.hpp lists them).
+// The runtime: its parts built from options and environment, wired
+// together (runtime_impl.hpp lists them and why they come in that order),
+// and the public C++ API, which forwards each call to the part that owns
+// its job.
 #include <jitwarm/jitwarm.hpp>
 
 #include <cstdlib>
 
 #include "errors.hpp"
-#include "redis_url.hpp"
-#include "remote_cache.hpp"
+#include "host_kernels.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
@@ -34,53 +34,28 @@ JitMonitorMode monitor_mode_from(const RuntimeOptions& options) {
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options)
     : logger_(std::move(options.log)),
-      registry_(logger_),
       monitor_(logger_, monitor_mode_from(options),
                options.jit_record_path.empty()
                    ? env_or_empty("JITWARM_JIT_RECORD")
-                   : options.jit_record_path) {
-  // Persistent tiers, as the one resolution of cache settings says.
-  cache_settings_ = resolve_cache_settings(options);
-  if (!cache_settings_.directory.empty()) {
-    try {
-      disk_cache_ = std::make_shared<DiskCache>(
-          cache_settings_.directory, cache_settings_.system_directory,
-          cache_settings_.max_bytes, &logger_);
-      if (const auto problem = disk_cache_->write_problem()) {
-        cache_settings_.problem =
-            fmt::format("cache directory {} cannot be written ({})",
-                        cache_settings_.directory, *problem);
-        logger_.log(JW_LOG_INFO,
-                    fmt::format("{}: entries are read from it, compiles are "
-                                "not kept there",
-                                cache_settings_.problem));
-      }
-      cache_.set_store(disk_cache_);
-    } catch (const Error& e) {
-      // A directory someone named must work; the default is a convenience,
-      // and a host without a writable home still runs.
-      if (!cache_settings_.default_directory()) throw;
-      cache_settings_.problem = e.what();
-      logger_.log(JW_LOG_WARNING,
-                  fmt::format("{}; compiled kernels are kept in memory only "
-                              "(set JITWARM_CACHE_DIR, or "
-                              "JITWARM_NO_CACHE_DIR=1 to silence this)",
-                              e.what()));
-    }
-  }
-  if (!cache_settings_.remote.empty()) {
-    remote_cache_ = std::make_shared<RedisCache>(
-        parse_redis_url(cache_settings_.remote, cache_settings_.remote_source),
-        cache_settings_.remote_timeout, &logger_);
-    cache_.set_remote(remote_cache_);
-  }
-}
+                   : options.jit_record_path),
+      caches_(options, logger_),
+      registry_(logger_),
+      compiler_(caches_.cache(), monitor_, logger_),
+      launcher_(registry_, platforms_, caches_.cache(), compiler_),
+      warmup_(registry_, platforms_, caches_, compiler_, logger_),
+      load_history_(logger_),
+      source_kernels_(registry_, logger_, load_history_),
+      plugin_host_(logger_, registry_, platforms_, caches_, load_history_,
+                   source_kernels_) {}
 
 RuntimeImpl::~RuntimeImpl() = default;
 
-std::vector<PluginLoadRecord> RuntimeImpl::load_history() const {
-  std::lock_guard lock(history_mutex_);
-  return history_;
+RegistrationHandle RuntimeImpl::registration(
+    std::function<void(RuntimeImpl&)> release) {
+  std::weak_ptr<RuntimeImpl> weak = weak_from_this();
+  return RegistrationHandle([weak, release = std::move(release)] {
+    if (const auto runtime = weak.lock()) release(*runtime);
+  });
 }
 
 RuntimeImpl& impl_of(const Runtime& runtime) {
@@ -90,14 +65,16 @@ RuntimeImpl& impl_of(const Runtime& runtime) {
 const PreparedLaunch* RuntimeImpl::find_prepared(
     const KernelHandle& handle, std::span<const jw_arg_value> args,
     std::string_view platform, int32_t device) {
-  return handle.runtime_->find_prepared(*handle.slot_, args, platform, device);
+  return handle.runtime_->launcher().find_prepared(*handle.slot_, args,
+                                                   platform, device);
 }
 
 void RuntimeImpl::launch(const KernelHandle& handle,
                          std::span<const jw_arg_value> args,
                          std::string_view platform, int32_t device,
                          void* stream) {
-  handle.runtime_->launch(*handle.slot_, args, platform, device, stream);
+  handle.runtime_->launcher().launch(*handle.slot_, args, platform, device,
+                                     stream);
   // After each read of the registry (its guard has ended), states waiting
   // for their grace period may be freed (registry.hpp StateReaders).
   handle.runtime_->registry().collect_retired();
@@ -150,8 +127,8 @@ bool KernelHandle::is_prepared(std::span<const jw_arg_value> args,
 
 CompileKey KernelHandle::key_for(std::span<const jw_arg_value> args,
                                  const LaunchOptions& options) const {
-  CompileKey key =
-      runtime_->key_for(*slot_, args, options.platform, options.device);
+  CompileKey key = runtime_->launcher().key_for(*slot_, args, options.platform,
+                                                options.device);
   runtime_->registry().collect_retired();
   return key;
 }
@@ -161,11 +138,11 @@ Runtime::Runtime(RuntimeOptions options)
 Runtime::~Runtime() = default;
 
 PluginLoadReport Runtime::load_plugins(const PluginLoadOptions& options) {
-  return impl_->load_plugins(options);
+  return impl_->plugin_host().load_plugins(options);
 }
 
 PluginLoadRecord Runtime::load_plugin(const std::string& path, bool strict) {
-  PluginLoadRecord record = impl_->load_plugin(path);
+  PluginLoadRecord record = impl_->plugin_host().load_plugin(path);
   if (strict && !record.loaded) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT, "plugin {} rejected ({}): {}", path,
                  to_string(record.rejection), record.detail);
@@ -174,7 +151,7 @@ PluginLoadRecord Runtime::load_plugin(const std::string& path, bool strict) {
 }
 
 std::vector<PluginLoadRecord> Runtime::load_history() const {
-  return impl_->load_history();
+  return impl_->load_history().records();
 }
 
 KernelHandle Runtime::kernel(std::string_view name) const {
@@ -223,12 +200,33 @@ std::string Runtime::target_for(std::string_view platform,
 
 RegistrationHandle Runtime::register_kernels(
     std::vector<KernelOverride> overrides, std::string origin) {
-  return impl_->register_kernels(std::move(overrides), origin);
+  std::vector<uint64_t> tokens = detail::register_host_kernels(
+      impl_->registry(), std::move(overrides), origin);
+  return impl_->registration(
+      [tokens = std::move(tokens)](RuntimeImpl& runtime) {
+        runtime.registry().remove_batch(tokens);
+      });
+}
+
+std::vector<SourceKernel> Runtime::source_kernels() const {
+  return impl_->source_kernels().kernels();
+}
+
+RegistrationHandle Runtime::register_source_kernel(SourceKernel kernel) {
+  if (kernel.origin.empty()) kernel.origin = "host";
+  const std::weak_ptr<detail::SourceKernelState> added =
+      impl_->source_kernels().add(std::move(kernel), detail::ImplSource::host,
+                                  nullptr);
+  return impl_->registration([added](RuntimeImpl& runtime) {
+    if (const auto kernel = added.lock()) {
+      runtime.source_kernels().remove(kernel);
+    }
+  });
 }
 
 WarmupResult Runtime::warmup(const std::vector<WarmupRequest>& requests,
                              const WarmupOptions& options) {
-  WarmupResult result = impl_->warmup(requests, options);
+  WarmupResult result = impl_->warmup().warm(requests, options);
   impl_->registry().collect_retired();
   return result;
 }
@@ -248,14 +246,14 @@ void WarmupResult::count_outcomes() {
 
 WarmupResult Runtime::warmup_keys(const std::vector<CompileKey>& keys,
                                   const WarmupOptions& options) {
-  WarmupResult result = impl_->warmup_keys(keys, options);
+  WarmupResult result = impl_->warmup().warm_keys(keys, options);
   impl_->registry().collect_retired();
   return result;
 }
 
 std::vector<CompileKey> Runtime::warmup_plan(
     const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
-  return impl_->warmup_plan(requests, options);
+  return impl_->warmup().plan_keys(requests, options);
 }
 
 void Runtime::seal() {
@@ -278,20 +276,20 @@ JitMonitorStats Runtime::jit_monitor_stats() const {
 }
 
 CacheStats Runtime::cache_stats() const {
-  return impl_->cache().stats();
+  return impl_->caches().cache().stats();
 }
 
 const CacheSettings& Runtime::cache_settings() const {
-  return impl_->cache_settings();
+  return impl_->caches().settings();
 }
 
 bool Runtime::is_cached(const CompileKey& key) const {
-  return impl_->cache().find(key) != nullptr;
+  return impl_->caches().cache().find(key) != nullptr;
 }
 
 std::optional<Runtime::ArtifactInfo> Runtime::cached_artifact(
     const CompileKey& key) const {
-  const detail::Artifact* artifact = impl_->cache().find(key);
+  const detail::Artifact* artifact = impl_->caches().cache().find(key);
   if (artifact == nullptr) return std::nullopt;
   return ArtifactInfo{artifact->binary, artifact->format,
                       artifact->entry_point};

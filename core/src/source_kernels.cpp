@@ -14,7 +14,7 @@
 #include "bounded_file.hpp"
 #include "errors.hpp"
 #include "plugin_calls.hpp"
-#include "runtime_impl.hpp"
+#include "source_kernels.hpp"
 
 namespace jitwarm::detail {
 namespace fs = std::filesystem;
@@ -58,14 +58,26 @@ struct SourceKernelView {
 
 }  // namespace
 
+struct SourceKernelState {
+  SourceKernel kernel;
+  ImplSource source;
+  std::vector<uint64_t> tokens;  // its implementations in the registry
+};
+
 // What one plugin made of one kernel.
-struct RuntimeImpl::SourceImplementation {
+struct SourceKernels::SourceImplementation {
   std::shared_ptr<ImplRecord> impl;    // null: not for its platform
   std::optional<KernelSchema> schema;  // when the descriptor defines one
   std::string error;                   // why it could not
 };
 
-RuntimeImpl::SourceImplementation RuntimeImpl::implement(
+SourceKernels::SourceKernels(Registry& registry, const Logger& logger,
+                             PluginLoadHistory& history)
+    : registry_(registry), logger_(logger), history_(history) {}
+
+SourceKernels::~SourceKernels() = default;
+
+SourceKernels::SourceImplementation SourceKernels::implement(
     const SourceCompiler& compiler, const SourceKernelState& state) {
   SourceImplementation result;
   const SourceKernelView view(state.kernel);
@@ -101,7 +113,7 @@ RuntimeImpl::SourceImplementation RuntimeImpl::implement(
   return result;
 }
 
-void RuntimeImpl::define_source_schema(const KernelSchema& schema) {
+void SourceKernels::define_source_schema(const KernelSchema& schema) {
   if (auto slot = registry_.slot(schema.name())) {
     const auto reading = registry_.read_guard();  // registry.hpp I2
     const KernelSchema& known =
@@ -114,17 +126,16 @@ void RuntimeImpl::define_source_schema(const KernelSchema& schema) {
     }
     return;  // the same kernel again: a second source of it
   }
-  note_dropped(registry_.define_schema(schema));
+  history_.note_dropped(registry_.define_schema(schema));
 }
 
-RegistrationHandle RuntimeImpl::add_source_kernel(SourceKernel kernel,
-                                                  ImplSource source,
-                                                  KernelFileRecord* record) {
+std::shared_ptr<SourceKernelState> SourceKernels::add(
+    SourceKernel kernel, ImplSource source, KernelFileRecord* record) {
   auto state = std::make_shared<SourceKernelState>();
   state->kernel = std::move(kernel);
   state->source = source;
-  std::lock_guard lock(source_mutex_);
-  if (source_compilers_.empty()) {
+  std::lock_guard lock(mutex_);
+  if (compilers_.empty()) {
     fail(JW_ERROR_UNSUPPORTED,
          "{}: no loaded plugin compiles kernels from source (the CUDA and "
          "HIP plugins do)",
@@ -132,7 +143,7 @@ RegistrationHandle RuntimeImpl::add_source_kernel(SourceKernel kernel,
   }
   std::vector<SourceImplementation> made;
   std::string errors;
-  for (const SourceCompiler& compiler : source_compilers_) {
+  for (const SourceCompiler& compiler : compilers_) {
     SourceImplementation m = implement(compiler, *state);
     if (!m.error.empty()) {
       errors += (errors.empty() ? "" : "\n") + m.error;
@@ -165,33 +176,30 @@ RegistrationHandle RuntimeImpl::add_source_kernel(SourceKernel kernel,
     throw;
   }
   if (record != nullptr && !errors.empty()) record->detail = errors;
-  source_kernels_.push_back(state);
-  std::weak_ptr<RuntimeImpl> weak = weak_from_this();
-  std::weak_ptr<SourceKernelState> weak_state = state;
-  return RegistrationHandle([weak, weak_state] {
-    const auto runtime = weak.lock();
-    const auto kernel = weak_state.lock();
-    if (!runtime || !kernel) return;
-    std::vector<uint64_t> tokens;
-    {
-      std::lock_guard lock(runtime->source_mutex_);
-      std::erase(runtime->source_kernels_, kernel);
-      tokens.swap(kernel->tokens);
-    }
-    runtime->registry_.remove_batch(tokens);
-  });
+  kernels_.push_back(state);
+  return state;
 }
 
-std::vector<SourceKernel> RuntimeImpl::source_kernels() {
-  std::lock_guard lock(source_mutex_);
+void SourceKernels::remove(const std::shared_ptr<SourceKernelState>& kernel) {
+  std::vector<uint64_t> tokens;
+  {
+    std::lock_guard lock(mutex_);
+    std::erase(kernels_, kernel);
+    tokens.swap(kernel->tokens);
+  }
+  registry_.remove_batch(tokens);
+}
+
+std::vector<SourceKernel> SourceKernels::kernels() {
+  std::lock_guard lock(mutex_);
   std::vector<SourceKernel> out;
-  for (const auto& state : source_kernels_) out.push_back(state->kernel);
+  for (const auto& state : kernels_) out.push_back(state->kernel);
   return out;
 }
 
-void RuntimeImpl::note_source_compiler(SourceCompiler compiler) {
-  std::lock_guard lock(source_mutex_);
-  for (const auto& state : source_kernels_) {
+void SourceKernels::note_compiler(SourceCompiler compiler) {
+  std::lock_guard lock(mutex_);
+  for (const auto& state : kernels_) {
     SourceImplementation m = implement(compiler, *state);
     if (!m.error.empty()) {
       logger_.log(JW_LOG_WARNING,
@@ -208,10 +216,10 @@ void RuntimeImpl::note_source_compiler(SourceCompiler compiler) {
       logger_.log(JW_LOG_WARNING, e.what());
     }
   }
-  source_compilers_.push_back(std::move(compiler));
+  compilers_.push_back(std::move(compiler));
 }
 
-void RuntimeImpl::load_kernel_directories(
+void SourceKernels::load_kernel_directories(
     const std::vector<std::string>& directories, PluginLoadReport& report) {
   const std::string installed = installed_kernel_directory();
   for (const std::string& directory : directories) {
@@ -239,7 +247,7 @@ void RuntimeImpl::load_kernel_directories(
       record.path = path.string();
       const std::string canonical = fs::weakly_canonical(path, error).string();
       {
-        std::lock_guard lock(source_mutex_);
+        std::lock_guard lock(mutex_);
         if (loaded_kernel_files_.contains(canonical)) {
           record.detail = "duplicate: an earlier load_plugins loaded this file";
           report.kernel_files.push_back(std::move(record));
@@ -248,12 +256,11 @@ void RuntimeImpl::load_kernel_directories(
       }
       try {
         SourceKernel kernel = read_source_kernel(record.path);
-        // The handle is kept for the runtime's life: directory kernels are
-        // never removed.
-        kept_registrations_.push_back(
-            add_source_kernel(std::move(kernel), source, &record));
+        // Directory kernels are never removed: they stay registered for
+        // the runtime's life.
+        (void)add(std::move(kernel), source, &record);
         record.loaded = true;
-        std::lock_guard lock(source_mutex_);
+        std::lock_guard lock(mutex_);
         loaded_kernel_files_.insert(canonical);
       } catch (const Error& e) {
         record.detail = e.what();
@@ -288,16 +295,6 @@ SourceKernel read_source_kernel(const std::string& descriptor_path) {
     kernel.files.emplace_back(f.filename().string(), detail::read_text(f));
   }
   return kernel;
-}
-
-std::vector<SourceKernel> Runtime::source_kernels() const {
-  return detail::impl_of(*this).source_kernels();
-}
-
-RegistrationHandle Runtime::register_source_kernel(SourceKernel kernel) {
-  if (kernel.origin.empty()) kernel.origin = "host";
-  return detail::impl_of(*this).add_source_kernel(
-      std::move(kernel), detail::ImplSource::host, nullptr);
 }
 
 }  // namespace jitwarm

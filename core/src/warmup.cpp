@@ -1,6 +1,6 @@
 // The warmup engine's pure part: expanding a request's axes into compile
 // keys (collapsing values that specialize alike) and building storage-free
-// inputs that reproduce a key. Compiling the keys is RuntimeImpl::warmup.
+// inputs that reproduce a key. Compiling the keys is WarmupExecution's.
 #include <jitwarm/jitwarm.hpp>
 
 #include <bit>

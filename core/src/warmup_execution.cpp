@@ -14,11 +14,20 @@
 #include <thread>
 
 #include "errors.hpp"
-#include "runtime_impl.hpp"
+#include "warmup_execution.hpp"
 
 namespace jitwarm::detail {
 
-std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(
+WarmupExecution::WarmupExecution(Registry& registry, Platforms& platforms,
+                                 RuntimeCaches& caches,
+                                 CompileService& compiler, Logger& logger)
+    : registry_(registry),
+      platforms_(platforms),
+      caches_(caches),
+      compiler_(compiler),
+      logger_(logger) {}
+
+std::vector<WarmupWork> WarmupExecution::plan(
     const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
   std::vector<WarmupWork> work;
   std::set<std::string> seen;
@@ -75,20 +84,20 @@ std::vector<RuntimeImpl::WarmupWork> RuntimeImpl::plan(
   return work;
 }
 
-WarmupResult RuntimeImpl::warmup(const std::vector<WarmupRequest>& requests,
-                                 const WarmupOptions& options) {
+WarmupResult WarmupExecution::warm(const std::vector<WarmupRequest>& requests,
+                                   const WarmupOptions& options) {
   return compile_all(plan(requests, options), options);
 }
 
-std::vector<CompileKey> RuntimeImpl::warmup_plan(
+std::vector<CompileKey> WarmupExecution::plan_keys(
     const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
   std::vector<CompileKey> keys;
   for (auto& w : plan(requests, options)) keys.push_back(std::move(w.key));
   return keys;
 }
 
-WarmupResult RuntimeImpl::warmup_keys(const std::vector<CompileKey>& keys,
-                                      const WarmupOptions& options) {
+WarmupResult WarmupExecution::warm_keys(const std::vector<CompileKey>& keys,
+                                        const WarmupOptions& options) {
   std::vector<WarmupWork> work;
   for (const CompileKey& key : keys) {
     const auto colon = key.target().find(':');
@@ -136,7 +145,7 @@ unsigned batch_size_for(const ImplRecord& impl, const std::string& target,
 // implementation can (one at a time otherwise). warmup_schedule.hpp deals
 // them.
 std::vector<WarmupSchedule::Group> warmup_groups(
-    const std::vector<RuntimeImpl::WarmupWork>& work,
+    const std::vector<WarmupWork>& work,
     const std::optional<unsigned>& batch_size) {
   std::vector<WarmupSchedule::Group> groups;
   std::map<std::pair<const ImplRecord*, std::string>, std::size_t> group_of;
@@ -162,10 +171,10 @@ void note_failure(WarmupKeyResult& r, const std::exception& e) {
 
 }  // namespace
 
-void RuntimeImpl::warm_unit(const std::vector<WarmupWork>& work,
-                            std::span<const std::size_t> unit,
-                            std::vector<WarmupKeyResult>& keys,
-                            const std::function<void(std::size_t)>& report) {
+void WarmupExecution::warm_unit(
+    const std::vector<WarmupWork>& work, std::span<const std::size_t> unit,
+    std::vector<WarmupKeyResult>& keys,
+    const std::function<void(std::size_t)>& report) {
   // Before a key compiles: the inputs a real launch would pass must give
   // this very key.
   const auto inputs_reproduce = [&](std::size_t i) {
@@ -187,7 +196,8 @@ void RuntimeImpl::warm_unit(const std::vector<WarmupWork>& work,
     if (inputs_reproduce(i)) {
       try {
         keys[i].compiled =
-            compile(*w.impl, *w.schema, w.key, /*from_launch=*/false).compiled;
+            compiler_.compile(*w.impl, *w.schema, w.key, /*from_launch=*/false)
+                .compiled;
       } catch (const std::exception& e) {
         note_failure(keys[i], e);
       }
@@ -208,7 +218,7 @@ void RuntimeImpl::warm_unit(const std::vector<WarmupWork>& work,
   if (batched.empty()) return;
   const WarmupWork& first = work[batched.front()];
   const std::vector<CompileCache::BatchLookup> lookups =
-      compile_batch(*first.impl, *first.schema, batch_keys);
+      compiler_.compile_batch(*first.impl, *first.schema, batch_keys);
   for (std::size_t k = 0; k < batched.size(); ++k) {
     WarmupKeyResult& r = keys[batched[k]];
     if (lookups[k].error) {
@@ -228,8 +238,8 @@ void RuntimeImpl::warm_unit(const std::vector<WarmupWork>& work,
   }
 }
 
-WarmupResult RuntimeImpl::compile_all(const std::vector<WarmupWork>& work,
-                                      const WarmupOptions& options) {
+WarmupResult WarmupExecution::compile_all(const std::vector<WarmupWork>& work,
+                                          const WarmupOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   WarmupResult result;
   result.keys.resize(work.size());

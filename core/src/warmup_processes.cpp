@@ -39,7 +39,7 @@
 #include "disk_cache.hpp"
 #include "errors.hpp"
 #include "in_flight_files.hpp"
-#include "runtime_impl.hpp"
+#include "warmup_execution.hpp"
 #include "worker_pool.hpp"
 
 namespace jitwarm::detail {
@@ -142,12 +142,12 @@ nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
 
 }  // namespace
 
-void RuntimeImpl::warm_in_processes(
+void WarmupExecution::warm_in_processes(
     const std::vector<WarmupWork>& work, WarmupSchedule& schedule,
     std::vector<WarmupKeyResult>& keys,
     const std::function<void(std::size_t)>& report) {
   std::optional<TemporaryDirectory> private_directory;
-  std::shared_ptr<DiskCache> store = disk_cache_;
+  std::shared_ptr<DiskCache> store = caches_.disk_cache();
   if (!store) {
     private_directory.emplace();
     store =
@@ -161,7 +161,7 @@ void RuntimeImpl::warm_in_processes(
     // The host's log sink may need what another thread held at the fork (a
     // lock, Python's GIL): a worker writes its log lines to stderr.
     logger_ = Logger{};
-    if (private_store) cache_.set_store(store);
+    if (private_store) caches_.cache().set_store(store);
     return [&](std::size_t item) {
       const std::span<const std::size_t> unit =
           schedule.keys(schedule.unit(item));
@@ -232,13 +232,15 @@ void RuntimeImpl::warm_in_processes(
     const WarmupWork& w = work[i];
     try {
       if (!private_store) {
-        (void)compile(*w.impl, *w.schema, w.key, /*from_launch=*/false);
+        (void)compiler_.compile(*w.impl, *w.schema, w.key,
+                                /*from_launch=*/false);
         continue;
       }
       // The private store is not this cache's: read it in the compile
       // step, and compile only if a worker could not store the entry.
       CompileCache::Compiler compiler =
-          compiler_for(*w.impl, *w.schema, w.key, /*from_launch=*/false);
+          compiler_.compiler_for(*w.impl, *w.schema, w.key,
+                                 /*from_launch=*/false);
       const auto fingerprint = compiler.fingerprint;
       const auto compile_here = compiler.compile;
       compiler.fingerprint = {};
@@ -254,7 +256,7 @@ void RuntimeImpl::warm_in_processes(
         }
         return compile_here();
       };
-      (void)cache_.get_or_compile(w.key, compiler);
+      (void)caches_.cache().get_or_compile(w.key, compiler);
     } catch (const std::exception& e) {
       keys[i].failed = true;
       keys[i].error = e.what();

@@ -1,0 +1,83 @@
+// Warmup execution: requests (or exact keys) planned into (schema,
+// implementation, key) work with the implementation that wins for each key
+// now, then compiled, compile only, through the compile service, so every
+// key warmed is the entry a launch finds (docs/warmup.md). Units are dealt
+// as warmup_schedule.hpp says, to this process's threads
+// (warmup_execution.cpp) or to worker processes forked from it
+// (warmup_processes.cpp). Expanding requests into keys is warmup.cpp's.
+//
+// * It compiles and never launches, prepares or allocates device memory,
+//   and never passes the JIT monitor (a warmup is not a launch).
+// * It keeps nothing between warmups: a result is the caller's.
+// * A forked worker changes two things of its own process's runtime, and
+//   only there: its log sink (stderr) and, for a private store, the store
+//   under the memory cache.
+#pragma once
+
+#include <jitwarm/jitwarm.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "compile_service.hpp"
+#include "log.hpp"
+#include "platforms.hpp"
+#include "registry.hpp"
+#include "runtime_caches.hpp"
+#include "warmup_schedule.hpp"
+
+namespace jitwarm::detail {
+
+// One key warmup compiles, with the implementation that wins for it.
+struct WarmupWork {
+  std::shared_ptr<const KernelSchema> schema;
+  std::shared_ptr<ImplRecord> impl;
+  CompileKey key;
+};
+
+class WarmupExecution {
+ public:
+  // `logger` is not const: a forked worker replaces its sink.
+  WarmupExecution(Registry& registry, Platforms& platforms,
+                  RuntimeCaches& caches, CompileService& compiler,
+                  Logger& logger);
+  WarmupExecution(const WarmupExecution&) = delete;
+  WarmupExecution& operator=(const WarmupExecution&) = delete;
+
+  WarmupResult warm(const std::vector<WarmupRequest>& requests,
+                    const WarmupOptions& options);
+  WarmupResult warm_keys(const std::vector<CompileKey>& keys,
+                         const WarmupOptions& options);
+  std::vector<CompileKey> plan_keys(const std::vector<WarmupRequest>& requests,
+                                    const WarmupOptions& options);
+
+ private:
+  std::vector<WarmupWork> plan(const std::vector<WarmupRequest>& requests,
+                               const WarmupOptions& options);
+  WarmupResult compile_all(const std::vector<WarmupWork>& work,
+                           const WarmupOptions& options);
+  // Warms one unit (keys of `work` compiled together, or one key) into
+  // `keys` (indexed like `work`), calling `report` with each key's index
+  // once its result is in.
+  void warm_unit(const std::vector<WarmupWork>& work,
+                 std::span<const std::size_t> unit,
+                 std::vector<WarmupKeyResult>& keys,
+                 const std::function<void(std::size_t)>& report);
+  // What `schedule` deals, in as many worker processes as it deals for
+  // (warmup_processes.cpp).
+  void warm_in_processes(const std::vector<WarmupWork>& work,
+                         WarmupSchedule& schedule,
+                         std::vector<WarmupKeyResult>& keys,
+                         const std::function<void(std::size_t)>& report);
+
+  Registry& registry_;
+  Platforms& platforms_;
+  RuntimeCaches& caches_;
+  CompileService& compiler_;
+  Logger& logger_;
+};
+
+}  // namespace jitwarm::detail
