@@ -1,9 +1,8 @@
 #include "argument_image.hpp"
 
-#include "errors.hpp"
-
-#include <cstddef>
 #include <cstring>
+
+#include "argument_fields.hpp"
 
 namespace jitwarm::detail {
 namespace {
@@ -19,46 +18,34 @@ bool ArgumentImage::walk(std::span<const jw_arg_value> args, int32_t device,
                          Put&& put) {
   if (!put(args.size()) || !put(static_cast<uint32_t>(device))) return false;
   for (const jw_arg_value& a : args) {
-    // Validation refuses a struct too small for what it reads: a guard,
-    // not a word (each size that passes reads the same).
-    if (a.struct_size < offsetof(jw_arg_value, value) + sizeof(a.value)) {
-      return false;
-    }
-    // Enums as stored, whole (a C caller may pass any value), so an unknown
-    // one never matches a known one.
-    const auto kind = static_cast<uint32_t>(raw_enum(a.kind));
+    // Every accessor of the fields, in the header's words.
+    ArgumentFields f(a, ArgumentUse::launch);
+    // Validation refuses an argument where a guard stopped reading it.
+    if (f.stopped_at() != FieldGuard::none) return false;
+    const auto kind = static_cast<uint32_t>(f.kind());
     if (kind == JW_VALUE_SCALAR) {
+      const jw_scalar& s = f.scalar();
       uint64_t bits = 0;
-      std::memcpy(&bits, &a.value.scalar.value, sizeof bits);
-      if (!put(pair(kind,
-                    static_cast<uint32_t>(raw_enum(a.value.scalar.kind)))) ||
+      std::memcpy(&bits, &s.value, sizeof bits);
+      if (!put(pair(kind, static_cast<uint32_t>(raw_enum(s.kind)))) ||
           !put(bits)) {
         return false;
       }
       continue;
     }
-    if (kind != JW_VALUE_TENSOR || a.value.tensor == nullptr) return false;
-    const jw_tensor& t = *a.value.tensor;
-    if (t.struct_size < offsetof(jw_tensor, device_index) + sizeof(int32_t) ||
-        t.meta.struct_size < sizeof(jw_tensor_meta) ||
-        t.meta.rank > JW_MAX_RANK) {
+    // A runtime tensor: a launch stops at a warmup tensor.
+    if (!put(pair(JW_VALUE_TENSOR, f.rank())) ||
+        !put(pair(static_cast<uint32_t>(f.dtype()), f.flags())) ||
+        !put(pair(
+            static_cast<uint32_t>(f.device_index()),
+            (f.data_null() ? 1u : 0u) | (f.data_aligned_16() ? 2u : 0u)))) {
       return false;
     }
-    const jw_tensor_meta& m = t.meta;
-    const auto data = reinterpret_cast<uintptr_t>(t.data);
-    if (!put(pair(kind, m.rank)) ||
-        !put(pair(static_cast<uint32_t>(raw_enum(m.dtype)), m.flags)) ||
-        !put(pair(static_cast<uint32_t>(t.device_index),
-                  (data == 0 ? 1u : 0u) | (data % 16 == 0 ? 2u : 0u)))) {
-      return false;
+    for (const int64_t extent : f.shape()) {
+      if (!put(static_cast<uint64_t>(extent))) return false;
     }
-    for (uint32_t i = 0; i < m.rank; ++i) {
-      if (!put(static_cast<uint64_t>(m.shape[i]))) return false;
-    }
-    if ((m.flags & JW_TENSOR_HAS_STRIDES) != 0) {
-      for (uint32_t i = 0; i < m.rank; ++i) {
-        if (!put(static_cast<uint64_t>(m.strides[i]))) return false;
-      }
+    for (const int64_t stride : f.strides()) {
+      if (!put(static_cast<uint64_t>(stride))) return false;
     }
   }
   return true;
@@ -77,7 +64,10 @@ bool ArgumentImage::capture(std::span<const jw_arg_value> args,
 }
 
 bool ArgumentImage::matches(std::span<const jw_arg_value> args, int32_t device,
-                            const MemoKey& key) {
+                            const MemoKey& kept) {
+  // A copy the compiler keeps in registers: through the reference, each
+  // word's atomic load would load the key's pointer again.
+  MemoKey key = kept;
   const std::size_t size = key.size();
   std::size_t n = 0;
   return walk(args, device,

@@ -1,25 +1,24 @@
-// ArgumentImage: every field of a launch's arguments that validation and
-// the argument signature read (specialize_arguments with
-// ArgumentUse::launch), copied into words without a check, with the
-// launch's device. Validation and the signature are functions of these
-// fields alone (and of the schema), so arguments whose image equals that of
-// arguments that passed validation pass it too and have their signature and
-// prepared launch: the launch path keeps the last launch's image with the
-// launch it found (prepared_launch.hpp) and skips both for the next launch
-// with the same image. Pointers are not in it, only what validation reads
-// of them: whether they are null and, for data, its 16-byte alignment.
+// ArgumentImage: a launch's arguments as words, with the launch's device:
+// the argument count and every argument's ArgumentFields (argument_fields.hpp,
+// the one list of what validation and the argument signature read,
+// specialize_arguments with ArgumentUse::launch), copied without a check.
+// Validation and the signature are functions of those fields alone (and of
+// the schema), so arguments whose image equals that of arguments that passed
+// validation pass it too and have their signature and prepared launch: the
+// launch path keeps the last launch's image with the launch it found
+// (prepared_launch.hpp) and skips both for the next launch with the same
+// image.
 //
 // Words: the argument count and the device, then per argument
 //   scalar           kind | scalar kind << 32, the value's bits
 //   runtime tensor   kind | rank << 32, dtype | flags << 32,
 //                    device_index | data null << 32 | data 16-aligned << 33,
 //                    shape[0, rank), and strides[0, rank) with HAS_STRIDES
-// (every field whole: an invalid value never matches a valid one). Struct
-// sizes are guards, not words: validation only asks whether each is large
-// enough for what it reads, and arguments where one is not, where a
-// tensor is null or its rank above JW_MAX_RANK, a warmup tensor (a launch
-// refuses it) or an unknown kind make no image: capture() is false and the
-// launch validates.
+// (every field whole: an invalid value never matches a valid one). Guards
+// are not words: arguments where reading the fields stopped at one (a struct
+// too small, a null tensor, a rank above JW_MAX_RANK, a warmup tensor, an
+// unknown kind), which validation refuses, make no image: capture() is false
+// and the launch validates.
 #pragma once
 
 #include <jitwarm/jitwarm.h>

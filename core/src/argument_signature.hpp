@@ -30,12 +30,9 @@
 #include <span>
 #include <string_view>
 
-namespace jitwarm::detail {
+#include "argument_fields.hpp"  // ArgumentUse
 
-// What the arguments are for: a launch refuses warmup tensors (they have no
-// storage) and reads alignment from pointers; a key (warmup, key_for)
-// accepts both kinds of tensor.
-enum class ArgumentUse { key, launch };
+namespace jitwarm::detail {
 
 class ArgumentSignature {
  public:
@@ -78,8 +75,11 @@ class ArgumentSignature {
 // Validates `args` against `schema` (count, kinds, dtypes, ranks, layouts,
 // null data, integer ranges, cross-parameter dtype rules) and writes their
 // specialization into `out`. Missing trailing arguments with defaults take
-// the default. Throws Error(JW_ERROR_INVALID_ARGUMENT) naming the kernel and
-// the parameter; builds text only then.
+// the default. Reads each argument only through its ArgumentFields
+// (argument_fields.hpp), and `args` otherwise only for their count, so
+// arguments with one ArgumentImage are judged alike. Throws
+// Error(JW_ERROR_INVALID_ARGUMENT) naming the kernel and the parameter;
+// builds text only then.
 void specialize_arguments(const KernelSchema& schema,
                           std::span<const jw_arg_value> args, ArgumentUse use,
                           ArgumentSignature& out);

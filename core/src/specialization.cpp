@@ -4,6 +4,7 @@
 // path and warmup.
 #include <jitwarm/plugin/names.hpp>
 
+#include "argument_fields.hpp"
 #include "argument_signature.hpp"
 #include "errors.hpp"
 
@@ -21,12 +22,13 @@ constexpr __int128 kI64Min = -(kOne << 63);
 constexpr __int128 kI64End = kOne << 63;
 constexpr __int128 kU64End = kOne << 64;
 
-std::string describe_value_kind(const jw_arg_value& a) {
-  switch (a.kind) {
+// Of an argument's kind and, for a scalar, its scalar (ArgumentFields).
+std::string describe_value_kind(int kind, const jw_scalar& scalar) {
+  switch (kind) {
     case JW_VALUE_TENSOR: return "a tensor";
     case JW_VALUE_WARMUP_TENSOR: return "a warmup tensor";
     case JW_VALUE_SCALAR:
-      switch (a.value.scalar.kind) {
+      switch (scalar.kind) {
         case JW_SCALAR_INT:
         case JW_SCALAR_UINT: return "an integer";
         case JW_SCALAR_FLOAT: return "a float";
@@ -183,138 +185,131 @@ uint64_t value_bits(const jw_scalar& s) {
 jw_float_type float_type_of(const ParamDesc& p) {
   return p.has_flag(JW_PARAM_FLOAT64) ? JW_FLOAT_F64 : JW_FLOAT_F32;
 }
-bool has_elements(const jw_tensor_meta& m) {
-  for (uint32_t i = 0; i < m.rank; ++i) {
-    if (m.shape[i] == 0) return false;
-  }
-  return true;
+bool has_elements(const ArgumentFields& t) {
+  return std::ranges::none_of(t.shape(),
+                              [](int64_t extent) { return extent == 0; });
 }
 
-// Validates one tensor argument and returns its metadata; *aligned is the
-// 16-byte alignment a key sees (from the pointer for a runtime tensor).
-const jw_tensor_meta& checked_tensor(const jw_arg_value& a,
-                                     const KernelSchema& schema,
-                                     const ParamDesc& p, ArgumentUse use,
-                                     bool* aligned, int32_t* device) {
-  const jw_tensor_meta* meta = nullptr;
-  const void* data = nullptr;
-  bool runtime = false;
-  if (a.kind == JW_VALUE_TENSOR) {
-    if (a.value.tensor == nullptr) {
+// Validates one tensor argument (with the guards its fields stopped at, in
+// reading order) and returns the 16-byte alignment a key sees (from the
+// pointer for a runtime tensor).
+bool checked_alignment(const ArgumentFields& t, const KernelSchema& schema,
+                       const ParamDesc& p, int32_t* device) {
+  if (t.kind() == JW_VALUE_TENSOR) {
+    if (t.stopped_at() == FieldGuard::tensor_null) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: parameter '{}': tensor pointer is null", schema.name(), p.name);
     }
-    const jw_tensor& t = *a.value.tensor;
-    if (t.struct_size < offsetof(jw_tensor, device_index) + sizeof(int32_t)) {
+    if (t.stopped_at() == FieldGuard::tensor_struct) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: parameter '{}': jw_tensor struct_size {} is too small",
-           schema.name(), p.name, t.struct_size);
+           schema.name(), p.name, t.refused_struct_size());
     }
-    meta = &t.meta;
-    runtime = true;
-    data = t.data;
-    // The specialization of a runtime tensor comes from its pointer, so a
-    // warmup tensor with the same metadata and the flag set matches it.
-    *aligned = reinterpret_cast<uintptr_t>(t.data) % 16 == 0;
-    if (*device != ArgumentSignature::kNoDevice && t.device_index != *device) {
+    if (*device != ArgumentSignature::kNoDevice &&
+        t.device_index() != *device) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: parameter '{}' is on device {}; earlier tensors are on device "
            "{}",
-           schema.name(), p.name, t.device_index, *device);
+           schema.name(), p.name, t.device_index(), *device);
     }
-    *device = t.device_index;
-  } else if (a.kind == JW_VALUE_WARMUP_TENSOR) {
-    if (use == ArgumentUse::launch) {
+    *device = t.device_index();
+  } else if (t.kind() == JW_VALUE_WARMUP_TENSOR) {
+    if (t.stopped_at() == FieldGuard::warmup_launched) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: warmup tensors (metadata without storage) cannot be launched",
            schema.name());
     }
-    if (a.value.meta == nullptr) {
+    if (t.stopped_at() == FieldGuard::meta_null) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: parameter '{}': tensor metadata pointer is null", schema.name(),
            p.name);
     }
-    meta = a.value.meta;
-    *aligned = (meta->flags & JW_TENSOR_ALIGNED_16) != 0;
   } else {
     fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}' takes a tensor, got {}",
-         schema.name(), p.name, describe_value_kind(a));
+         schema.name(), p.name, describe_value_kind(t.kind(), t.scalar()));
   }
-  const jw_tensor_meta& m = *meta;
-  const int dtype = raw_enum(m.dtype);
-  if (dtype <= JW_DTYPE_INVALID || dtype >= JW_DTYPE_COUNT) {
+  const int raw_dtype = t.dtype();
+  if (raw_dtype <= JW_DTYPE_INVALID || raw_dtype >= JW_DTYPE_COUNT) {
     fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': invalid dtype {}",
-         schema.name(), p.name, dtype);
+         schema.name(), p.name, raw_dtype);
   }
-  if (m.struct_size < sizeof(jw_tensor_meta)) {
+  const auto dtype = static_cast<jw_dtype>(raw_dtype);
+  if (t.stopped_at() == FieldGuard::meta_struct) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}': jw_tensor_meta struct_size {} is too small",
-         schema.name(), p.name, m.struct_size);
+         schema.name(), p.name, t.refused_struct_size());
   }
-  if (p.allowed_dtypes != 0 &&
-      (p.allowed_dtypes & JW_DTYPE_BIT(m.dtype)) == 0) {
+  if (p.allowed_dtypes != 0 && (p.allowed_dtypes & JW_DTYPE_BIT(dtype)) == 0) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}' does not take {} (allowed: {})", schema.name(),
-         p.name, dtype_name(m.dtype),
-         plugin::dtype_set_names(p.allowed_dtypes));
+         p.name, dtype_name(dtype), plugin::dtype_set_names(p.allowed_dtypes));
   }
-  if (m.rank > JW_MAX_RANK) {
+  const uint32_t rank = t.rank();
+  if (t.stopped_at() == FieldGuard::rank) {
     fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}': rank {} > {}",
-         schema.name(), p.name, m.rank, JW_MAX_RANK);
+         schema.name(), p.name, rank, JW_MAX_RANK);
   }
-  if (p.rank >= 0 && m.rank != static_cast<uint32_t>(p.rank)) {
+  if (p.rank >= 0 && rank != static_cast<uint32_t>(p.rank)) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}' must have rank {}, got rank {}", schema.name(),
-         p.name, p.rank, m.rank);
+         p.name, p.rank, rank);
   }
-  const bool has_strides = (m.flags & JW_TENSOR_HAS_STRIDES) != 0;
-  for (uint32_t i = 0; i < m.rank; ++i) {
-    if (m.shape[i] < 0) {
+  const std::span<const int64_t> shape = t.shape();
+  const std::span<const int64_t> strides = t.strides();  // none without
+  for (uint32_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: parameter '{}': dimension {} has negative extent {}",
-           schema.name(), p.name, i, m.shape[i]);
+           schema.name(), p.name, i, shape[i]);
     }
-    if (has_strides && m.strides[i] < 0) {
+    if (!strides.empty() && strides[i] < 0) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: parameter '{}': dimension {} has negative stride {}",
-           schema.name(), p.name, i, m.strides[i]);
+           schema.name(), p.name, i, strides[i]);
     }
   }
   // Without strides a tensor is compact row-major: no call for it.
-  if (p.has_flag(JW_PARAM_CONTIGUOUS) && has_strides &&
-      !is_compact_row_major(m)) {
+  if (p.has_flag(JW_PARAM_CONTIGUOUS) && t.has_strides() &&
+      !t.compact_row_major()) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}' must be contiguous (compact row-major)",
          schema.name(), p.name);
   }
-  if (p.has_flag(JW_PARAM_INNER_CONTIGUOUS) && m.rank > 0 && has_strides &&
-      m.shape[m.rank - 1] > 1 && m.strides[m.rank - 1] != 1) {
+  if (p.has_flag(JW_PARAM_INNER_CONTIGUOUS) && !strides.empty() &&
+      shape.back() > 1 && strides.back() != 1) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "{}: parameter '{}' must have a unit stride in its last "
          "dimension, got {}",
-         schema.name(), p.name, m.strides[m.rank - 1]);
+         schema.name(), p.name, strides.back());
   }
-  if (runtime && data == nullptr && has_elements(m)) {
-    __int128 count = 1;
-    for (uint32_t i = 0; i < m.rank; ++i) {
-      count = std::min<__int128>(count * m.shape[i], INT64_MAX);
+  if (t.kind() == JW_VALUE_TENSOR) {
+    if (t.data_null() && has_elements(t)) {
+      __int128 count = 1;
+      for (const int64_t extent : shape) {
+        count = std::min<__int128>(count * extent, INT64_MAX);
+      }
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: parameter '{}': null data for a tensor of {} elements",
+           schema.name(), p.name, int128_to_string(count));
     }
-    fail(JW_ERROR_INVALID_ARGUMENT,
-         "{}: parameter '{}': null data for a tensor of {} elements",
-         schema.name(), p.name, int128_to_string(count));
+    // The specialization of a runtime tensor comes from its pointer, so a
+    // warmup tensor with the same metadata and the flag set matches it.
+    return t.data_aligned_16();
   }
-  return m;
+  return (t.flags() & JW_TENSOR_ALIGNED_16) != 0;
 }
 
 // Strides in elements as the key sees them (compact row-major when absent),
 // packed 4 bits each.
-uint64_t stride_word(const jw_tensor_meta& m) {
+uint64_t stride_word(const ArgumentFields& t) {
   uint64_t word = 0;
   int64_t running = 1;
-  const bool has_strides = (m.flags & JW_TENSOR_HAS_STRIDES) != 0;
-  for (uint32_t i = m.rank; i-- > 0;) {
-    const int64_t stride = has_strides ? m.strides[i] : running;
-    if (!has_strides) running *= std::max<int64_t>(m.shape[i], 1);
+  const bool has_strides = t.has_strides();
+  const std::span<const int64_t> shape = t.shape();
+  const std::span<const int64_t> strides = t.strides();
+  for (uint32_t i = t.rank(); i-- > 0;) {
+    const int64_t stride = has_strides ? strides[i] : running;
+    if (!has_strides) running *= std::max<int64_t>(shape[i], 1);
     word |= pack_stride_spec(specialize_int64(stride, false)) << (4 * i);
   }
   return word;
@@ -358,35 +353,37 @@ void specialize_arguments(const KernelSchema& schema,
     words[1] = 0;
 
     jw_arg_value defaulted;  // filled only when the default is used
-    const jw_arg_value* a = nullptr;
+    const jw_arg_value* value = nullptr;
     if (i < num_args) {
-      a = &args[i];
-      if (a->struct_size < offsetof(jw_arg_value, value) + sizeof(a->value)) {
-        fail(JW_ERROR_INVALID_ARGUMENT,
-             "{}: argument '{}': jw_arg_value struct_size {} is too small",
-             schema.name(), p.name, a->struct_size);
-      }
+      value = &args[i];
     } else if (p.has_flag(JW_PARAM_HAS_DEFAULT)) {
       defaulted = jw_arg_value{};
       defaulted.struct_size = sizeof(jw_arg_value);
       defaulted.kind = JW_VALUE_SCALAR;
       defaulted.value.scalar = p.default_value;
-      a = &defaulted;
+      value = &defaulted;
     } else {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: missing argument '{}' (position {}; {} given)", schema.name(),
            p.name, i, num_args);
     }
+    // Read only through its fields, so that arguments with the image of
+    // arguments that passed pass too (argument_fields.hpp).
+    ArgumentFields a(*value, use);
+    if (a.stopped_at() == FieldGuard::argument_struct) {
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "{}: argument '{}': jw_arg_value struct_size {} is too small",
+           schema.name(), p.name, a.refused_struct_size());
+    }
 
     // Enums from a C caller are range-checked before use (errors.hpp).
-    const int value_kind = raw_enum(a->kind);
-    if (value_kind < JW_VALUE_TENSOR || value_kind > JW_VALUE_SCALAR) {
+    if (a.stopped_at() == FieldGuard::unknown_kind) {
       fail(JW_ERROR_INVALID_ARGUMENT,
            "{}: argument '{}' has unknown value kind {}", schema.name(), p.name,
-           value_kind);
+           a.kind());
     }
-    if (value_kind == JW_VALUE_SCALAR) {
-      const int scalar_kind = raw_enum(a->value.scalar.kind);
+    if (a.kind() == JW_VALUE_SCALAR) {
+      const int scalar_kind = raw_enum(a.scalar().kind);
       if (scalar_kind < JW_SCALAR_NONE || scalar_kind > JW_SCALAR_BOOL) {
         fail(JW_ERROR_INVALID_ARGUMENT,
              "{}: argument '{}' has unknown scalar kind {}", schema.name(),
@@ -394,28 +391,26 @@ void specialize_arguments(const KernelSchema& schema,
       }
     }
     if (p.kind == JW_PARAM_TENSOR) {
-      bool aligned = false;
-      const jw_tensor_meta& m =
-          checked_tensor(*a, schema, p, use, &aligned, &out.tensor_device);
+      const bool aligned = checked_alignment(a, schema, p, &out.tensor_device);
       const jw_alignment alignment =
           p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE_ON_ALIGNMENT)
               ? JW_ALIGN_NOT_SPECIALIZED
               : (aligned ? JW_ALIGN_16 : JW_ALIGN_NONE);
-      words[0] = static_cast<uint64_t>(m.dtype) |
+      words[0] = static_cast<uint64_t>(a.dtype()) |
                  static_cast<uint64_t>(alignment) << 8;
       if (p.has_flag(JW_PARAM_SPECIALIZE_STRIDES)) {
-        words[0] |= static_cast<uint64_t>(m.rank) << 16;
-        words[1] = stride_word(m);
+        words[0] |= static_cast<uint64_t>(a.rank()) << 16;
+        words[1] = stride_word(a);
       }
       continue;
     }
-    if (a->kind != JW_VALUE_SCALAR) {
+    if (a.kind() != JW_VALUE_SCALAR) {
       fail(JW_ERROR_INVALID_ARGUMENT, "{}: parameter '{}' takes {}, got {}",
            schema.name(), p.name,
            p.kind == JW_PARAM_FLOAT ? "a float" : "a scalar",
-           describe_value_kind(*a));
+           describe_value_kind(a.kind(), a.scalar()));
     }
-    const jw_scalar& s = a->value.scalar;
+    const jw_scalar& s = a.scalar();
     const bool dns = p.has_flag(JW_PARAM_DO_NOT_SPECIALIZE);
     const bool numeric = s.kind == JW_SCALAR_FLOAT || s.kind == JW_SCALAR_INT ||
                          s.kind == JW_SCALAR_UINT;
@@ -427,7 +422,7 @@ void specialize_arguments(const KernelSchema& schema,
         if (!numeric) {
           fail(JW_ERROR_INVALID_ARGUMENT,
                "{}: parameter '{}' takes a float, got {}", schema.name(),
-               p.name, describe_value_kind(*a));
+               p.name, describe_value_kind(a.kind(), a.scalar()));
         }
         words[0] = static_cast<uint64_t>(float_type_of(p));
         break;
@@ -435,7 +430,8 @@ void specialize_arguments(const KernelSchema& schema,
         if (!numeric) {
           fail(JW_ERROR_INVALID_ARGUMENT,
                "{}: parameter '{}' takes an integer or a float, got {}",
-               schema.name(), p.name, describe_value_kind(*a));
+               schema.name(), p.name,
+               describe_value_kind(a.kind(), a.scalar()));
         }
         words[0] =
             s.kind == JW_SCALAR_FLOAT
