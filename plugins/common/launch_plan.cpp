@@ -9,6 +9,7 @@
 #include "kernel_expression.hpp"
 #include "kernel_instantiation.hpp"
 #include "key_params.hpp"
+#include "launch_program.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -174,6 +175,7 @@ static_assert(kExtraSlot + LaunchPlan::kMaxExtra <= LaunchProgram::kMaxSlots);
 
 }  // namespace
 
+LaunchPlanCache::LaunchPlanCache() = default;
 LaunchPlanCache::~LaunchPlanCache() = default;
 
 void LaunchPlanCache::compile(const KernelDescriptor& d,
@@ -268,8 +270,7 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
       const DescriptorValue& v = d.launch_values[i];
       line = v.line;
       if (known(v.expression)) {
-        values[i].integer = cache->lets_[i].integer;
-        values[i].boolean = cache->lets_[i].boolean;
+        values[i] = cache->lets_[i];
       } else if (v.expression.type() == ExprType::boolean) {
         values[i].boolean = v.expression.boolean(in);
       } else {
@@ -369,9 +370,7 @@ LaunchPlan plan_launch(const KernelInstantiation& instantiation,
   // the first to claim the cache writes it, then sets ready_.
   if (cache != nullptr && !cached &&
       !cache->claimed_.exchange(true, std::memory_order_acq_rel)) {
-    for (std::size_t i = 0; i < d.launch_values.size(); ++i) {
-      cache->lets_[i] = {values[i].integer, values[i].boolean};
-    }
+    std::copy_n(values.begin(), d.launch_values.size(), cache->lets_.begin());
     // What does not vary in it is every later launch's (what varies is
     // overwritten by each launch's own).
     cache->plan_ = plan;

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 
+#include "expression_program.hpp"
 #include "last_result_memo.hpp"
 
 namespace jitwarm::gpu {
@@ -67,7 +68,7 @@ struct LaunchPlan {
 };
 
 class KeyParams;          // key_params.hpp
-class LaunchProgram;      // kernel_expression.hpp
+class LaunchProgram;      // launch_program.hpp
 struct KernelDescriptor;  // kernel_descriptor.hpp
 struct LaunchInputs;      // kernel_expression.hpp
 
@@ -171,7 +172,7 @@ inline constexpr std::size_t kMaxLaunchValues = 32;
 // others read it once it is published (release/acquire on `ready_`).
 class LaunchPlanCache {
  public:
-  LaunchPlanCache() = default;
+  LaunchPlanCache();  // out of line, as LaunchProgram is only declared here
   ~LaunchPlanCache();
   LaunchPlanCache(const LaunchPlanCache&) = delete;
   LaunchPlanCache& operator=(const LaunchPlanCache&) = delete;
@@ -192,7 +193,7 @@ class LaunchPlanCache {
   void compile(const KernelDescriptor& d, const LaunchInputs& in);
   // The fast path: the cached plan, and the program for what varies. False
   // when something is out of range or a check fails: plan_launch's general
-  // path then says what.
+  // path, which runs each expression's own program, then says what.
   bool plan_varying(std::span<const jw_arg_value> args,
                     const DeviceLimits& limits, LaunchPlan& plan) const;
   // plan_ with the varying outputs' values (indexed like outputs_), each
@@ -201,11 +202,7 @@ class LaunchPlanCache {
              LaunchPlan& plan) const;
 
   std::atomic<bool> claimed_{false}, ready_{false};
-  struct Value {  // a launch value, as kernel_expression.hpp's ExprSlot
-    int64_t integer = 0;
-    bool boolean = false;
-  };
-  std::array<Value, kMaxLaunchValues> lets_{};
+  std::array<ExprSlot, kMaxLaunchValues> lets_{};
   // The plan of the launch that filled the cache: its block, grid, shared
   // memory and extra arguments that do not vary are every launch's.
   LaunchPlan plan_;

@@ -10,6 +10,7 @@
 #include "kernel_set.hpp"
 #include "key_params.hpp"
 #include "launch_plan.hpp"
+#include "launch_program.hpp"
 
 #include <doctest/doctest.h>
 
