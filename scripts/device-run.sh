@@ -5,7 +5,9 @@
 #
 #   bash scripts/device-run.sh [SECTION...]   (default: all sections)
 #
-# Sections: check conformance example bandwidth launch python warmup
+# Sections: check conformance example bandwidth launch turns python warmup
+# ('turns' needs .carry/baseline from scripts/device-baseline.sh; it is not
+# in the default list)
 set -u
 # The slim copy scripts/device-bundle.sh carries (.carry/build-device).
 [[ -e build-device ]] || ln -s .carry/build-device build-device
@@ -73,6 +75,25 @@ if want launch; then
     python3 bench/triton_launch_overhead.py 2>&1 | tail -3 | tee -a "$OUT/launch.txt"
   done
   build-device/bench/jitwarm-bench-launch-overhead --platform cpu 2>&1 | tee -a "$OUT/launch.txt"
+fi
+
+if want turns; then
+  # The launch path of an earlier commit (.carry/baseline, each side with its
+  # own core, plugins and bench) and this one, in turns process by process,
+  # so that each comparison is between neighbours on a drifting host.
+  base=$PWD/.carry/baseline
+  echo "== launch overhead in turns: old $(cat "$base/COMMIT") and new $(git rev-parse HEAD 2>/dev/null || echo this tree)" | tee "$OUT/launch-turns.txt"
+  for round in 1 2 3; do
+    for side in old new; do
+      echo "-- round $round, $side" | tee -a "$OUT/launch-turns.txt"
+      if [[ $side == old ]]; then
+        JITWARM_PLUGIN_PATH=$base/plugins/reference-cpu:$base/plugins/cuda \
+          "$base/bench/jitwarm-bench-launch-overhead" --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
+      else
+        build-device/bench/jitwarm-bench-launch-overhead --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
+      fi
+    done
+  done
 fi
 
 if want python; then
