@@ -14,12 +14,13 @@ cd "$(dirname "$0")/.."
 if [[ ! -f build-device/build.ninja ]]; then
   meson setup build-device --buildtype=release -Db_ndebug=false -Dhip=disabled >/dev/null
 fi
-# What the GPU run uses: everything but the tests, of which only the CUDA
-# launch tests and the fake plugins travel (half the compile time).
+# What the GPU run uses: everything but the fuzz replays and the tests, of
+# which only these travel (217 of the build's 376 steps).
+device_tests=(tests/gpu/test_cuda_launch tests/gpu/test_cuda_fork_after_warmup tests/plugins)
+travels=$(IFS='|'; echo "^(${device_tests[*]})(/|\$)")
 mapfile -t wanted < <(ninja -C build-device -t targets all |
-  awk -F': ' '$2 ~ /^(c|cpp)_LINKER$|^CUSTOM_COMMAND$/ {print $1}' |
-  grep -E '^(tests/gpu/test_cuda_launch|tests/gpu/test_cuda_fork_after_warmup|tests/plugins/.*)$|^[^t]|^tools/' |
-  grep -vE '^(meson-internal__|fuzz/)')
+  awk -F': ' -v travels="$travels" '$2 ~ /^((c|cpp)_LINKER|CUSTOM_COMMAND)$/ &&
+    $1 !~ /^(meson-internal__|fuzz\/)/ && ($1 !~ /^tests\// || $1 ~ travels) {print $1}')
 ninja -C build-device "${wanted[@]}"
 mkdir -p build-device/runtime-libs
 for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libstdc++.so.6 libgcc_s.so.1; do
@@ -37,7 +38,7 @@ copy_built() {  # copy_built FIND-ARGS...: the matching files, paths kept
 copy_built . \( -name '*.p' -o -name 'meson-*' -o -name fuzz -o -path ./tests \) -prune -o \
   \( -type f -o -type l \) ! -name '*.a' ! -name '*.o' ! -name build.ninja ! -name '.ninja*' \
   ! -name compile_commands.json
-copy_built tests/gpu/test_cuda_launch tests/gpu/test_cuda_fork_after_warmup tests/plugins -name '*.p' -prune -o -type f ! -name '*.a'
+copy_built "${device_tests[@]}" -name '*.p' -prune -o -type f ! -name '*.a'
 du -sh build-device .carry/build-device
 
 # The build dependencies the GPU machine lacks, for a pip build of the

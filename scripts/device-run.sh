@@ -84,14 +84,11 @@ if want turns; then
   base=$PWD/.carry/baseline
   echo "== launch overhead in turns: old $(cat "$base/COMMIT") and new $(git rev-parse HEAD 2>/dev/null || echo this tree)" | tee "$OUT/launch-turns.txt"
   for round in 1 2 3; do
-    for side in old new; do
-      echo "-- round $round, $side" | tee -a "$OUT/launch-turns.txt"
-      if [[ $side == old ]]; then
-        JITWARM_PLUGIN_PATH=$base/plugins/reference-cpu:$base/plugins/cuda \
-          "$base/bench/jitwarm-bench-launch-overhead" --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
-      else
-        build-device/bench/jitwarm-bench-launch-overhead --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
-      fi
+    for side in old:$base new:$PWD/build-device; do
+      build=${side#*:}
+      echo "-- round $round, ${side%%:*}" | tee -a "$OUT/launch-turns.txt"
+      JITWARM_PLUGIN_PATH=$build/plugins/reference-cpu:$build/plugins/cuda \
+        "$build/bench/jitwarm-bench-launch-overhead" --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
     done
   done
 fi
