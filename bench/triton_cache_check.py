@@ -134,6 +134,10 @@ def phase_fleet(cache, bundle):
     import jitwarm
     import jitwarm.triton as jwt
     assert not os.listdir(os.environ["TRITON_CACHE_DIR"])
+    # A serving process has its CUDA context before it warms: leave the
+    # context's creation out of the warm start.
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
     imported = jitwarm.import_cache_bundle(bundle, cache_dir=cache)
     jwt.use_jitwarm_cache({"cache_dir": cache})
     silu_and_mul, axpy, scale = kernels()

@@ -189,7 +189,49 @@ def use_jitwarm_cache(runtime_or_settings: Any = None, *, autotune: bool = True)
         if autotuning is not None:
             autotuning.cache = True
         os.environ["TRITON_CACHE_AUTOTUNING"] = "1"
+    _autotuners_cache_results(autotune)
     return runtime
+
+
+# Triton reads TRITON_CACHE_AUTOTUNING (knobs.autotuning.cache) once, when
+# @triton.autotune builds its Autotuner, into the instance's cache_results. A
+# kernel module imported before use_jitwarm_cache (the usual order in a
+# server) would then benchmark on every node. While jitwarm keeps the
+# autotune cache, a property on the class answers for every Autotuner, made
+# before or after; an instance's own value (cache_results=True) still holds,
+# and interpreter mode never caches, as in Triton.
+_autotune_cache_on = False
+
+
+def _instance_cache_results(tuner: Any) -> bool:
+    if tuner.__dict__.get("cache_results"):
+        return True
+    if not _autotune_cache_on:
+        return False
+    runtime_knobs = getattr(getattr(_triton(), "knobs", None), "runtime", None)
+    return not getattr(runtime_knobs, "interpret", False)
+
+
+def _set_instance_cache_results(tuner: Any, value: bool) -> None:
+    tuner.__dict__["cache_results"] = value
+
+
+_CACHE_RESULTS = property(_instance_cache_results, _set_instance_cache_results)
+
+
+def _autotuners_cache_results(on: bool) -> None:
+    global _autotune_cache_on
+    _autotune_cache_on = on
+    try:
+        import importlib  # noqa: WPS433
+        autotuner = importlib.import_module("triton.runtime.autotuner").Autotuner
+    except (ImportError, AttributeError):
+        return
+    installed = autotuner.__dict__.get("cache_results") is _CACHE_RESULTS
+    if on and not installed:
+        autotuner.cache_results = _CACHE_RESULTS
+    elif not on and installed:
+        del autotuner.cache_results
 
 
 def stop_using_jitwarm_cache() -> None:
@@ -205,6 +247,7 @@ def stop_using_jitwarm_cache() -> None:
     if autotuning is not None and getattr(autotuning, "cache", False):
         autotuning.cache = False
     os.environ.pop("TRITON_CACHE_AUTOTUNING", None)
+    _autotuners_cache_results(False)
     with _store_lock:
         if _store is not None:
             _store.close()

@@ -467,7 +467,8 @@ class Autotuner:
         self.arg_names = arg_names
         self.configs = configs
         self.keys = key
-        self.cache_results = cache_results
+        # Read once, here, as Triton does.
+        self.cache_results = cache_results or knobs.autotuning.cache
         self.cache = {}
         self.configs_timings = None
 
@@ -508,7 +509,7 @@ class Autotuner:
                 self.configs_timings = timings
                 self.cache[tuning_key] = builtins.min(timings, key=timings.get)
 
-            if self.cache_results or knobs.autotuning.cache:
+            if self.cache_results:
                 self.check_disk_cache(tuning_key, self.configs, bench)
             else:
                 bench()

@@ -359,6 +359,29 @@ def test_given_an_autotuned_kernel_then_every_config_is_warmed_and_its_choice_sh
     assert jwt.counters()["loads_after_seal"] == 1
 
 
+def test_given_an_autotuner_made_before_the_jitwarm_cache_then_its_choice_is_stored(
+        triton, tmp_path):
+    # A server imports its kernels first: Triton reads the autotune-cache
+    # knob when @triton.autotune runs, before use_jitwarm_cache set it.
+    early = make_tuned(triton)
+    assert not early.cache_results
+    jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
+    assert early.cache_results
+    call_tuned(early)
+    assert len(fake().benchmarks) == 1
+    assert jwt.cache_counters()["autotune_stored"] == 1
+
+    # Another process, its kernels imported first too: the choice is found.
+    jwt.stop_using_jitwarm_cache()
+    assert not early.cache_results
+    again = make_tuned(triton)
+    jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
+    call_tuned(again)
+    assert len(fake().benchmarks) == 1
+    assert jwt.cache_counters()["autotune_loaded"] == 1
+    assert next(iter(again.cache.values())).kwargs == {"BLOCK": 512}
+
+
 def test_given_an_autotuned_kernel_warmed_here_then_its_first_call_compiles_nothing(triton):
     kernel = make_tuned(triton)
     result = tuned_bridge(kernel).warmup(TUNED_REQUEST)
