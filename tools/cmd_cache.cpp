@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 #include <map>
 #include <set>
@@ -74,6 +75,16 @@ int stats(const CacheCommand& c) {
     j["system_entries"] = s.system_entries;
     j["system_bytes"] = s.system_bytes;
   }
+  j["bundles"] = nlohmann::json::array();
+  for (const CacheBundleUse& b : s.bundles) {
+    j["bundles"].push_back({{"name", b.name},
+                            {"id", b.id},
+                            {"imported", b.imported},
+                            {"entries", b.entries},
+                            {"entries_ever_hit", b.entries_ever_hit}});
+  }
+  for (const std::string& problem : s.bundle_problems)
+    std::cerr << "warning: " << problem << "\n";
   if (c.json) {
     std::cout << j.dump(2) << "\n";
     return kExitOk;
@@ -86,6 +97,16 @@ int stats(const CacheCommand& c) {
         "{}: {} entries, {} bytes (system cache, read "
         "only)\n",
         c.settings.system_directory, s.system_entries, s.system_bytes);
+  }
+  for (const CacheBundleUse& b : s.bundles) {
+    const std::time_t when = static_cast<std::time_t>(b.imported);
+    std::tm utc{};
+    gmtime_r(&when, &utc);
+    char date[32];
+    std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", &utc);
+    std::cout << fmt::format(
+        "bundle {} (imported {}): {} entries, {} ever hit\n", b.name, date,
+        b.entries, b.entries_ever_hit);
   }
   return kExitOk;
 }

@@ -786,6 +786,16 @@ JITWARM_EXPORT jw_status jw_runtime_set_jit_record_path(jw_runtime* runtime,
   });
 }
 
+JITWARM_EXPORT jw_status jw_runtime_metrics(jw_runtime* runtime,
+                                            char** out_text) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_text, "out_text");
+    *out_text = nullptr;
+    *out_text = owned_string(runtime->runtime.metrics_text());
+  });
+}
+
 JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
                                                  jw_runtime_counters* out) {
   return c_guard([&] {
@@ -959,6 +969,9 @@ jw_cache_listing* new_listing(jitwarm::CacheListing listing) {
 
 struct OwnedReport : jw_cache_report {
   jitwarm::CacheReport report;
+  std::vector<jw_cache_bundle_use> bundle_items;
+  std::vector<const jw_cache_bundle_use*> bundle_pointers;
+  std::vector<const char*> bundle_problem_texts;
   std::vector<const char*> files;
   std::vector<std::unique_ptr<OwnedBundleTarget>> target_items;
   std::vector<const jw_cache_bundle_target*> target_pointers;
@@ -980,6 +993,15 @@ jw_cache_report* new_report(jitwarm::CacheReport report) {
     owned->target_pointers.push_back(item.get());
     owned->target_items.push_back(std::move(item));
   }
+  owned->bundle_items.reserve(r.bundles.size());  // pointers into it stay
+  for (const jitwarm::CacheBundleUse& b : r.bundles) {
+    owned->bundle_items.push_back(jw_cache_bundle_use{
+        sizeof(jw_cache_bundle_use), nullptr, b.name.c_str(), b.id.c_str(),
+        b.imported, b.entries, b.entries_ever_hit});
+    owned->bundle_pointers.push_back(&owned->bundle_items.back());
+  }
+  for (const std::string& p : r.bundle_problems)
+    owned->bundle_problem_texts.push_back(p.c_str());
   jw_cache_report& c = *owned;
   c.struct_size = sizeof(jw_cache_report);
   c.next = nullptr;
@@ -995,6 +1017,11 @@ jw_cache_report* new_report(jitwarm::CacheReport report) {
   c.removed_bytes = r.removed_bytes;
   c.removed_by_target = owned->target_pointers.data();
   c.num_removed_targets = static_cast<uint32_t>(owned->target_pointers.size());
+  c.bundles = owned->bundle_pointers.data();
+  c.num_bundles = static_cast<uint32_t>(owned->bundle_pointers.size());
+  c.bundle_problems = owned->bundle_problem_texts.data();
+  c.num_bundle_problems =
+      static_cast<uint32_t>(owned->bundle_problem_texts.size());
   return owned.release();
 }
 

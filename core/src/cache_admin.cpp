@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "bundle_index.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
 
@@ -81,6 +82,23 @@ CacheReport cache_directory_stats(const RuntimeOptions& cache) {
       report.system_bytes = system.bytes;
     } catch (const Error&) {
     }
+  }
+  const std::filesystem::path directory = opened.settings.directory;
+  detail::BundleRecords found = detail::read_bundle_records(directory);
+  report.bundle_problems = std::move(found.problems);
+  for (const detail::BundleRecord& r : found.records) {
+    CacheBundleUse use{r.name, r.id, r.imported, 0, 0};
+    // An entry cleared or pruned since is no longer the bundle's to serve.
+    for (const std::string& name : r.entries) {
+      std::error_code ec;
+      if (!std::filesystem::exists(opened.disk.entry_path_for_name(name), ec)) {
+        continue;
+      }
+      ++use.entries;
+      if (detail::bundle_entry_was_hit(directory, r.id, name))
+        ++use.entries_ever_hit;
+    }
+    report.bundles.push_back(std::move(use));
   }
   return report;
 }

@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <random>
 #include <set>
 
+#include "bundle_index.hpp"
 #include "byte_fields.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
@@ -501,6 +503,15 @@ CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
              summary.written + summary.present, items.size());
     }
   }
+  // Which bundle served which entry (bundle_index.hpp): present ones too,
+  // since a hit on them is this bundle's as much.
+  detail::BundleRecord record;
+  record.id = detail::bundle_file_id(bundle_path);
+  record.name = std::filesystem::path(bundle_path).filename().string();
+  record.imported = static_cast<int64_t>(std::time(nullptr));
+  for (const detail::BundleItem& item : items)
+    record.entries.push_back(item.identity.name);
+  detail::write_bundle_record(directory, record);
   if (settings.max_bytes != 0) disk.prune(settings.max_bytes);
   return summary;
 }

@@ -55,7 +55,10 @@ void CompileCache::set_remote(std::shared_ptr<RemoteTier> remote) {
 
 std::optional<Artifact> CompileCache::load_remote(
     const CompileKey& key, std::string_view fingerprint) {
+  const auto start = std::chrono::steady_clock::now();
   RemoteTier::Lookup found = remote_->load(key, fingerprint);
+  metrics_.observe_remote(RemoteOperation::load,
+                          std::chrono::steady_clock::now() - start);
   switch (found.outcome) {
     case RemoteTier::Outcome::hit:
       remote_hits_.fetch_add(1, std::memory_order_relaxed);
@@ -127,15 +130,23 @@ CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
     probe.fingerprint = compiler.fingerprint();
   if (!probe.fingerprint) return probe;
   const std::string& fingerprint = *probe.fingerprint;
-  bool rejected = false;
+  const auto start = std::chrono::steady_clock::now();
+  ArtifactStore::LoadReport report;
+  bool store_hit = false;
   const auto load_local = [&] {
-    probe.artifact = store_->load(key, fingerprint, &rejected);
-    if (probe.artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
+    probe.artifact = store_->load_reporting(key, fingerprint, report);
+    store_hit = probe.artifact.has_value();
+    if (store_hit) disk_hits_.fetch_add(1, std::memory_order_relaxed);
   };
   if (store_) load_local();
   // The remote tier after a local miss (a hit lands in the local store).
-  if (!probe.artifact && remote_)
+  if (!probe.artifact && remote_) {
     probe.artifact = load_remote(key, fingerprint);
+    if (probe.artifact) {
+      metrics_.observe_load(CacheTier::redis,
+                            std::chrono::steady_clock::now() - start);
+    }
+  }
   if (!probe.artifact && store_) {
     // Another process may be compiling this key right now: wait for its
     // claim (or, not waiting, leave the key to those who wait), then look
@@ -146,27 +157,43 @@ CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
     if (!probe.busy) load_local();
   }
   // One corrupt entry seen twice is one reject.
-  if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+  if (report.rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+  note_store_load(report, store_hit, start);
   return probe;
 }
 
-void CompileCache::add_compile_time(
+void CompileCache::note_store_load(
+    const ArtifactStore::LoadReport& report, bool hit,
     std::chrono::steady_clock::time_point start) {
-  compile_nanoseconds_.fetch_add(
-      static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(
-              std::chrono::steady_clock::now() - start)
-              .count()),
-      std::memory_order_relaxed);
+  if (report.rejected_disk) metrics_.count_store_reject(CacheTier::disk);
+  if (report.rejected_system) metrics_.count_store_reject(CacheTier::system);
+  if (!hit) return;
+  if (report.tier != CacheTier::disk) metrics_.count_store_hit(report.tier);
+  metrics_.observe_load(report.tier, std::chrono::steady_clock::now() - start);
 }
 
-Artifact CompileCache::compile_alone(const Compiler& compiler) {
+void CompileCache::add_compile_time(
+    std::string_view target, std::chrono::steady_clock::time_point start) {
+  const auto took = std::chrono::steady_clock::now() - start;
+  compile_nanoseconds_.fetch_add(
+      static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+      std::memory_order_relaxed);
+  metrics_.observe_compile(target, took);
+}
+
+void CompileCache::count_compile(const CompileKey& key) {
+  compiles_.fetch_add(1, std::memory_order_relaxed);
+  metrics_.count_compile(key, sealed_ && sealed_());
+}
+
+Artifact CompileCache::compile_alone(const CompileKey& key,
+                                     const Compiler& compiler) {
   if (compiler.before_compile) compiler.before_compile();
   const auto start = std::chrono::steady_clock::now();
-  if (compiler.counts_as_compile)
-    compiles_.fetch_add(1, std::memory_order_relaxed);
+  if (compiler.counts_as_compile) count_compile(key);
   Artifact artifact = compiler.compile();
-  if (compiler.counts_as_compile) add_compile_time(start);
+  if (compiler.counts_as_compile) add_compile_time(key.target(), start);
   return artifact;
 }
 
@@ -187,7 +214,11 @@ bool CompileCache::store_entry(const CompileKey& key,
     kept = true;
   }
   if (remote_) {
-    if (remote_->store(key, fingerprint, artifact)) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool written = remote_->store(key, fingerprint, artifact);
+    metrics_.observe_remote(RemoteOperation::store,
+                            std::chrono::steady_clock::now() - start);
+    if (written) {
       remote_writes_.fetch_add(1, std::memory_order_relaxed);
       kept = true;
     } else {
@@ -200,13 +231,21 @@ bool CompileCache::store_entry(const CompileKey& key,
 std::optional<Artifact> CompileCache::load_entry(const CompileKey& key,
                                                  std::string_view fingerprint) {
   std::optional<Artifact> artifact;
+  const auto start = std::chrono::steady_clock::now();
   if (store_) {
-    bool rejected = false;
-    artifact = store_->load(key, fingerprint, &rejected);
+    ArtifactStore::LoadReport report;
+    artifact = store_->load_reporting(key, fingerprint, report);
     if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
-    if (rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+    if (report.rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+    note_store_load(report, artifact.has_value(), start);
   }
-  if (!artifact && remote_) artifact = load_remote(key, fingerprint);
+  if (!artifact && remote_) {
+    artifact = load_remote(key, fingerprint);
+    if (artifact) {
+      metrics_.observe_load(CacheTier::redis,
+                            std::chrono::steady_clock::now() - start);
+    }
+  }
   if (!artifact) misses_.fetch_add(1, std::memory_order_relaxed);
   return artifact;
 }
@@ -249,7 +288,7 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
     StoreProbe probe = probe_store(key, compiler, /*wait=*/true);
     const bool compiled = !probe.artifact;
     if (compiled) {
-      probe.artifact = compile_alone(compiler);
+      probe.artifact = compile_alone(key, compiler);
       store_compiled(key, probe, *probe.artifact);
     }
     probe.claim.reset();  // the entry is there (or cannot be): let waiters look
@@ -332,21 +371,17 @@ std::vector<CompileCache::BatchLookup> CompileCache::get_or_compile_batch(
     } catch (...) {
       outcomes.clear();  // the batch failed as a whole: each key alone
     }
-    add_compile_time(start);
+    add_compile_time(keys[together.front()->index]->target(), start);
     for (std::size_t k = 0; k < together.size(); ++k) {
       Owned& o = *together[k];
       KeyOutcome* outcome = k < outcomes.size() ? &outcomes[k] : nullptr;
       try {
         if (outcome != nullptr && outcome->artifact) {
-          if (o.compiler.counts_as_compile) {
-            compiles_.fetch_add(1, std::memory_order_relaxed);
-          }
+          if (o.compiler.counts_as_compile) count_compile(*keys[o.index]);
           store_compiled(*keys[o.index], o.probe, *outcome->artifact);
           finish(o, std::move(*outcome->artifact), true);
         } else if (outcome != nullptr && outcome->error) {
-          if (o.compiler.counts_as_compile) {
-            compiles_.fetch_add(1, std::memory_order_relaxed);
-          }
+          if (o.compiler.counts_as_compile) count_compile(*keys[o.index]);
           fail(o, outcome->error);
         } else {
           alone.push_back(&o);
@@ -366,7 +401,7 @@ std::vector<CompileCache::BatchLookup> CompileCache::get_or_compile_batch(
       }
       const bool compiled = !o->probe.artifact;
       if (compiled) {
-        o->probe.artifact = compile_alone(o->compiler);
+        o->probe.artifact = compile_alone(*keys[o->index], o->compiler);
         store_compiled(*keys[o->index], o->probe, *o->probe.artifact);
       }
       finish(*o, std::move(*o->probe.artifact), compiled);

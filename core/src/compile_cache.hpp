@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache_metrics.hpp"
 #include "striped_counter.hpp"
 
 namespace jitwarm::detail {
@@ -59,6 +60,24 @@ class ArtifactStore {
   virtual std::optional<Artifact> load(const CompileKey& key,
                                        std::string_view fingerprint,
                                        bool* rejected) = 0;
+  // What a load found, for the metrics (cache_metrics.hpp). Flags are only
+  // ever set, so one report can gather both loads of a lookup.
+  struct LoadReport {
+    CacheTier tier = CacheTier::disk;  // of a hit: disk, system or bundle
+    bool rejected = false;             // a layer held a bad entry (`rejected`)
+    bool rejected_disk = false;        // the user directory did
+    bool rejected_system = false;      // the read-only system layer did
+  };
+  // load(), saying which layer answered or rejected. The default knows of
+  // one layer.
+  virtual std::optional<Artifact> load_reporting(const CompileKey& key,
+                                                 std::string_view fingerprint,
+                                                 LoadReport& report) {
+    bool rejected = false;
+    std::optional<Artifact> artifact = load(key, fingerprint, &rejected);
+    if (rejected) report.rejected = report.rejected_disk = true;
+    return artifact;
+  }
   // Best effort: a failed write is logged and returns false, never throws.
   virtual bool store(const CompileKey& key, std::string_view fingerprint,
                      const Artifact& artifact) = 0;
@@ -156,6 +175,14 @@ class CompileCache {
   ArtifactStore* store() const { return store_.get(); }
   void set_remote(std::shared_ptr<RemoteTier> remote);
   RemoteTier* remote() const { return remote_.get(); }
+  // Whether the runtime is sealed (JitMonitor::sealed), asked at each
+  // compile to count it before or after seal; unset: before.
+  void set_sealed_query(std::function<bool()> sealed) {
+    sealed_ = std::move(sealed);
+  }
+  // What the slow paths saw (cache_metrics.hpp); with stats(), the text of
+  // Runtime::metrics_text.
+  const CacheMetrics& metrics() const { return metrics_; }
 
   // Throws what compile throws (to every waiter of that attempt); a failed
   // key is not cached, so a later call tries again.
@@ -207,14 +234,19 @@ class CompileCache {
   };
   StoreProbe probe_store(const CompileKey& key, const Compiler& compiler,
                          bool wait);
-  Artifact compile_alone(const Compiler& compiler);
+  Artifact compile_alone(const CompileKey& key, const Compiler& compiler);
+  void count_compile(const CompileKey& key);
+  // A store hit or reject, from a lookup that started at `start`.
+  void note_store_load(const ArtifactStore::LoadReport& report, bool hit,
+                       std::chrono::steady_clock::time_point start);
   void store_compiled(const CompileKey& key, const StoreProbe& probe,
                       const Artifact& artifact);
   const Artifact* publish(Entry& entry, Artifact artifact,
                           const Compiler& compiler);
   void abandon(Shard& shard, const CompileKey& key, Entry& entry,
                std::exception_ptr error);
-  void add_compile_time(std::chrono::steady_clock::time_point start);
+  void add_compile_time(std::string_view target,
+                        std::chrono::steady_clock::time_point start);
 
   std::unique_ptr<Shard[]> shards_;
   // Asks the remote tier after a local miss; a hit goes to the local store.
@@ -223,6 +255,8 @@ class CompileCache {
 
   std::shared_ptr<ArtifactStore> store_;
   std::shared_ptr<RemoteTier> remote_;
+  std::function<bool()> sealed_;
+  CacheMetrics metrics_;
   std::atomic<uint64_t> hits_{0}, misses_{0}, compiles_{0}, disk_hits_{0},
       disk_writes_{0}, disk_rejects_{0}, compile_nanoseconds_{0},
       remote_hits_{0}, remote_misses_{0}, remote_rejects_{0}, remote_errors_{0},

@@ -121,7 +121,8 @@ DiskCache::DiskCache(fs::path directory, fs::path system_directory,
     : directory_(std::move(directory)),
       system_directory_(std::move(system_directory)),
       max_bytes_(max_bytes),
-      logger_(logger) {
+      logger_(logger),
+      bundle_hits_(directory_, logger) {
   std::error_code ec;
   if (opening == Opening::existing) {
     // Looking at a cache must not make one: a mistyped directory would
@@ -193,16 +194,35 @@ std::optional<Artifact> DiskCache::read_entry(const fs::path& path,
 std::optional<Artifact> DiskCache::load(const CompileKey& key,
                                         std::string_view fingerprint,
                                         bool* rejected) {
-  const fs::path path = entry_path(key, fingerprint);
-  if (auto a = read_entry(path, key, fingerprint, rejected)) {
+  LoadReport report;
+  std::optional<Artifact> a = load_reporting(key, fingerprint, report);
+  if (report.rejected && rejected != nullptr) *rejected = true;
+  return a;
+}
+
+std::optional<Artifact> DiskCache::load_reporting(const CompileKey& key,
+                                                  std::string_view fingerprint,
+                                                  LoadReport& report) {
+  const std::string name = entry_name(key, fingerprint);
+  const fs::path path = path_for_name(name);
+  bool rejected = false;
+  if (auto a = read_entry(path, key, fingerprint, &rejected)) {
     // LRU touch, of the entry itself (never through a link).
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+    report.tier =
+        bundle_hits_.note_hit(name) ? CacheTier::bundle : CacheTier::disk;
     return a;
   }
+  if (rejected) report.rejected = report.rejected_disk = true;
   if (!system_directory_.empty()) {
     const fs::path system_path =
         system_directory_ / path.lexically_relative(directory_);
-    if (auto a = read_entry(system_path, key, fingerprint, rejected)) return a;
+    rejected = false;
+    std::optional<Artifact> a =
+        read_entry(system_path, key, fingerprint, &rejected);
+    if (rejected) report.rejected = report.rejected_system = true;
+    if (a) report.tier = CacheTier::system;
+    return a;
   }
   return std::nullopt;
 }
@@ -482,6 +502,8 @@ DiskCache::Cleared DiskCache::clear(const std::set<std::string>& targets) {
       std::error_code remove_ec;
       fs::remove(it->path(), remove_ec);
     }
+    // Nor do the records of bundles whose entries are all gone now.
+    fs::remove_all(directory_ / "bundles", ec);
   }
   sweep_stale(directory_ / "v1");
   return cleared;

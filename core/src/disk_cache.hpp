@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bundle_index.hpp"
 #include "cache_entry.hpp"
 #include "compile_cache.hpp"
 #include "log.hpp"
@@ -96,6 +97,11 @@ class DiskCache : public ArtifactStore {
   std::optional<Artifact> load(const CompileKey& key,
                                std::string_view fingerprint,
                                bool* rejected) override;
+  // A hit of an entry a bundle brought (bundle_index.hpp) is a bundle hit,
+  // and marks that entry as hit.
+  std::optional<Artifact> load_reporting(const CompileKey& key,
+                                         std::string_view fingerprint,
+                                         LoadReport& report) override;
   bool store(const CompileKey& key, std::string_view fingerprint,
              const Artifact& artifact) override;
   std::unique_ptr<Claim> claim(const CompileKey& key,
@@ -140,6 +146,10 @@ class DiskCache : public ArtifactStore {
   }
   std::filesystem::path entry_path(const CompileKey& key,
                                    std::string_view fingerprint) const;
+  // The path of the entry named `name` (cache_entry.hpp entry_name).
+  std::filesystem::path entry_path_for_name(const std::string& name) const {
+    return path_for_name(name);
+  }
 
  private:
   std::filesystem::path path_for_name(const std::string& name) const;
@@ -160,6 +170,7 @@ class DiskCache : public ArtifactStore {
   std::chrono::milliseconds lock_wait_{std::chrono::minutes(2)};
   std::mutex swept_mutex_;
   std::set<std::filesystem::path> swept_;
+  BundleHits bundle_hits_;
 };
 
 }  // namespace jitwarm::detail

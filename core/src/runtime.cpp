@@ -46,7 +46,11 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options)
       load_history_(logger_),
       source_kernels_(registry_, logger_, load_history_),
       plugin_host_(logger_, registry_, platforms_, caches_, load_history_,
-                   source_kernels_) {}
+                   source_kernels_) {
+  // Compiles are counted before or after seal (cache_metrics.hpp); the
+  // monitor outlives the cache's use of it (both are this runtime's).
+  caches_.cache().set_sealed_query([this] { return monitor_.sealed(); });
+}
 
 RuntimeImpl::~RuntimeImpl() = default;
 
@@ -277,6 +281,12 @@ JitMonitorStats Runtime::jit_monitor_stats() const {
 
 CacheStats Runtime::cache_stats() const {
   return impl_->caches().cache().stats();
+}
+
+std::string Runtime::metrics_text() const {
+  const detail::CompileCache& cache = impl_->caches().cache();
+  return cache.metrics().render(cache.stats(), impl_->monitor().stats(),
+                                impl_->monitor().sealed());
 }
 
 const CacheSettings& Runtime::cache_settings() const {

@@ -44,6 +44,7 @@ from . import _jitwarm  # noqa: E402
 from ._jitwarm import (  # noqa: E402,F401  (re-exported)
     CacheBundleEntry,
     CacheBundleSummary,
+    CacheBundleUse,
     CacheEntryInfo,
     CacheListing,
     CacheReport,
@@ -89,7 +90,7 @@ __all__ = [
     "PlatformInfo", "CacheStats", "CacheSettings", "CacheBundleSummary", "CacheBundleEntry",
     "WarmupResult", "WarmupKeyResult", "resolve_cache_settings", "export_cache_bundle",
     "import_cache_bundle", "warmup_shard", "CacheEntryInfo", "CacheListing", "CacheReport",
-    "list_cache", "cache_directory_stats", "verify_cache", "prune_cache", "clear_cache",
+    "CacheBundleUse", "list_cache", "cache_directory_stats", "verify_cache", "prune_cache", "clear_cache",
     "specialize_integer", "scalar_specialization_rep", "dtype_name", "install_location",
     "current_launch_stream", "manifest_requests", "enumerate_warmup_keys", "warmup_inputs_for",
     "Status", "Error", "InvalidArgumentError", "NotFoundError", "AlreadyExistsError",

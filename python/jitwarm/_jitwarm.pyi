@@ -251,6 +251,14 @@ class CacheListing:
     def corrupt(self) -> List[Tuple[str, str]]: ...
 
 
+class CacheBundleUse:
+    name: str
+    id: str
+    imported: int
+    entries: int
+    entries_ever_hit: int
+
+
 class CacheReport:
     cache_dir: str
     entries: int
@@ -261,6 +269,8 @@ class CacheReport:
     corrupt_files: List[str]
     removed: int
     removed_bytes: int
+    bundles: List[CacheBundleUse]
+    bundle_problems: List[str]
     @property
     def removed_by_target(self) -> Dict[str, int]: ...
 
@@ -347,6 +357,7 @@ class Runtime:
     def default_platform(self) -> str: ...
     def target_for(self, platform: str, device: int = ...) -> str: ...
     def cache_stats(self) -> CacheStats: ...
+    def metrics_text(self) -> str: ...
     @property
     def cache_settings(self) -> CacheSettings: ...
     def is_cached(self, key: CompileKey) -> bool: ...

@@ -177,6 +177,20 @@ void bind_cache(py::module_& m) {
         for (const auto& c : l.corrupt) out.emplace_back(c.path, c.why);
         return out;
       });
+  py::class_<CacheBundleUse>(m, "CacheBundleUse",
+                             "A bundle imported into the cache directory: "
+                             "its entries still present, and of those the "
+                             "ones a runtime ever loaded.")
+      .def_readonly("name", &CacheBundleUse::name)
+      .def_readonly("id", &CacheBundleUse::id)
+      .def_readonly("imported", &CacheBundleUse::imported)
+      .def_readonly("entries", &CacheBundleUse::entries)
+      .def_readonly("entries_ever_hit", &CacheBundleUse::entries_ever_hit)
+      .def("__repr__", [](const CacheBundleUse& b) {
+        return fmt::format(
+            "CacheBundleUse(name='{}', entries={}, entries_ever_hit={})",
+            b.name, b.entries, b.entries_ever_hit);
+      });
   py::class_<CacheReport>(m, "CacheReport",
                           "What a cache action found or did; entries and "
                           "bytes are the cache's after it.")
@@ -189,6 +203,8 @@ void bind_cache(py::module_& m) {
       .def_readonly("corrupt_files", &CacheReport::corrupt_files)
       .def_readonly("removed", &CacheReport::removed)
       .def_readonly("removed_bytes", &CacheReport::removed_bytes)
+      .def_readonly("bundles", &CacheReport::bundles)
+      .def_readonly("bundle_problems", &CacheReport::bundle_problems)
       .def_property_readonly("removed_by_target", [](const CacheReport& r) {
         py::dict d;
         for (const auto& [target, n] : r.removed_by_target)

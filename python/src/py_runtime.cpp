@@ -668,6 +668,9 @@ void bind_runtime(py::module_& m) {
           },
           py::arg("platform"), py::arg("device") = 0)
       .def("cache_stats", &Runtime::cache_stats)
+      .def("metrics_text", &Runtime::metrics_text,
+           "The cache's and the JIT monitor's counters in Prometheus' text "
+           "exposition format (jitwarm.prometheus serves them).")
       .def_property_readonly("cache_settings", &Runtime::cache_settings,
                              py::return_value_policy::copy)
       .def("is_cached", &Runtime::is_cached, py::arg("key"))

@@ -726,6 +726,19 @@ const char* scenario_counters(void) {
   EXPECT(c.cache_entries == UINT64_MAX);
   EXPECT(jw_runtime_get_counters(rt, NULL) == JW_ERROR_INVALID_ARGUMENT);
 
+  /* The same counts in Prometheus' text format, owned by the caller. */
+  char* metrics = NULL;
+  EXPECT(jw_runtime_metrics(rt, &metrics) == JW_OK);
+  EXPECT(metrics != NULL);
+  EXPECT(strstr(metrics, "# TYPE jitwarm_compiles_total counter\n") != NULL);
+  EXPECT(strstr(metrics, "jitwarm_cache_misses_total{tier=\"memory\"} 4\n") !=
+         NULL);
+  EXPECT(strstr(metrics, "phase=\"before_seal\"} ") != NULL);
+  EXPECT(strstr(metrics, "jitwarm_sealed 0\n") != NULL);
+  jw_string_free(metrics);
+  EXPECT(jw_runtime_metrics(rt, NULL) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(jw_runtime_metrics(NULL, &metrics) == JW_ERROR_INVALID_ARGUMENT);
+
   /* With a cache directory, the warmup writes entries a second runtime reads.
    */
   jw_runtime_options o;

@@ -507,10 +507,28 @@ def group_cache():
         code, out, err = run("cache", "import", bundle, "--cache-dir", fresh)
         check("cache import again: everything already there",
               code == 0 and "169 written" not in out and "169 already there" in out, out + err)
+        name = os.path.basename(bundle)
+        code, out, err = run("cache", "stats", "--cache-dir", fresh)
+        check("cache stats: a line per imported bundle, none of its entries hit yet",
+              code == 0 and re.search(rf"^bundle {re.escape(name)} \(imported "
+                                      r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\): 169 entries, "
+                                      r"0 ever hit$", out, re.M), out + err)
         code, out, err = run("warmup", "--manifest", MANIFEST, "--target", "cpu:aarch64",
                              "--cache-dir", fresh, "--quiet")
         check("a warmup from an imported bundle compiles nothing",
               code == 0 and "0 compiled, 169 already cached" in out, out + err)
+        code, out, err = run("cache", "stats", "--cache-dir", fresh, "--json")
+        bundles = (parse_json(out) or {}).get("bundles", [])
+        check("cache stats --json after a warmup in another process: every entry of the "
+              "bundle ever hit",
+              code == 0 and len(bundles) == 1 and bundles[0].get("name") == name
+              and bundles[0].get("entries") == 169
+              and bundles[0].get("entries_ever_hit") == 169
+              and len(bundles[0].get("id", "")) == 32, out + err)
+        code, out, err = run("cache", "verify", "--cache-dir", fresh)
+        check("cache verify does not take the bundles' records for entries",
+              code == 0 and "169 entries checked, 0 corrupt" in out
+              and "corrupt " not in out, out + err)
         with open(bundle, "rb") as f:
             data = f.read()
         truncated = os.path.join(work, "truncated.jwb")

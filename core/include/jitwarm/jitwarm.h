@@ -998,6 +998,11 @@ typedef struct jw_runtime_counters {
 JITWARM_EXPORT jw_status jw_runtime_get_counters(jw_runtime* runtime,
                                                  jw_runtime_counters* out);
 
+/* The cache's and the JIT monitor's counters in Prometheus' text exposition
+ * format (docs/operators.md, "Metrics"), for an exporter to serve. */
+JITWARM_EXPORT jw_status jw_runtime_metrics(jw_runtime* runtime,
+                                            char** out_text);
+
 /* ======================================================================== */
 /* End of "Host application API, continued".                                */
 /* ======================================================================== */
@@ -1165,6 +1170,19 @@ JITWARM_EXPORT jw_status jw_cache_list(const char* const* targets,
                                        const jw_runtime_options* cache,
                                        jw_cache_listing** out_listing);
 
+/* A bundle imported into the cache directory (jw_cache_stats): of its
+ * entries, those still present, and of those, the ones a runtime ever
+ * loaded. */
+typedef struct jw_cache_bundle_use {
+  uint32_t struct_size; /* sizeof(jw_cache_bundle_use) */
+  const void* next;
+  const char* name; /* the bundle file's name when it was imported */
+  const char* id;   /* a hash of the bundle file's contents */
+  int64_t imported; /* seconds since the epoch (UTC) */
+  uint64_t entries;
+  uint64_t entries_ever_hit;
+} jw_cache_bundle_use;
+
 /* What an action found or did; entries and bytes are the user cache's after
  * it. Free with jw_cache_report_free. */
 typedef struct jw_cache_report {
@@ -1182,6 +1200,12 @@ typedef struct jw_cache_report {
   uint64_t removed_bytes;                                 /* clear */
   const jw_cache_bundle_target* const* removed_by_target; /* clear */
   uint32_t num_removed_targets;
+  /* stats: every bundle imported, oldest first, and why a bundle record
+   * was ignored (unreadable or malformed) */
+  const jw_cache_bundle_use* const* bundles;
+  uint32_t num_bundles;
+  const char* const* bundle_problems;
+  uint32_t num_bundle_problems;
 } jw_cache_report;
 JITWARM_EXPORT void jw_cache_report_free(jw_cache_report* report);
 

@@ -840,6 +840,17 @@ struct CacheListing {
   std::vector<CorruptCacheEntry> corrupt;
 };
 
+// A bundle imported into the cache directory (import_cache_bundle keeps a
+// record of it under bundles/): how many of its entries the directory still
+// holds, and how many of those a runtime has ever loaded.
+struct CacheBundleUse {
+  std::string name;         // the bundle file's name when it was imported
+  std::string id;           // a hash of the bundle file's contents
+  int64_t imported = 0;     // when, in seconds since the epoch (UTC)
+  std::size_t entries = 0;  // of its entries, those still present
+  std::size_t entries_ever_hit = 0;  // of those, ever loaded by a runtime
+};
+
 // What an action found or did. `entries` and `bytes` are the user cache's
 // after the action.
 struct CacheReport {
@@ -854,6 +865,10 @@ struct CacheReport {
   uint64_t removed_bytes = 0;  // clear
   // clear: entries removed per target ("(corrupt)" for unreadable ones).
   std::vector<std::pair<std::string, std::size_t>> removed_by_target;
+  // stats: every bundle imported into the directory, oldest first, and
+  // why a bundle record was ignored (unreadable, malformed).
+  std::vector<CacheBundleUse> bundles;
+  std::vector<std::string> bundle_problems;
 };
 
 // Every entry of the directory and of its system layer whose target is
@@ -949,6 +964,9 @@ class Runtime {
   JitMonitorStats jit_monitor_stats() const;
 
   CacheStats cache_stats() const;
+  // The cache's and the JIT monitor's counters in Prometheus' text
+  // exposition format (docs/operators.md, "Metrics").
+  std::string metrics_text() const;
   // The cache settings this runtime uses (resolve_cache_settings of its
   // options, with `problem` set when its directory cannot keep entries).
   const CacheSettings& cache_settings() const;
