@@ -1,7 +1,7 @@
-// jitwarm cache stats|list|verify|prune|clear|export|import: the persistent
-// compile cache. Which directory comes from the core's one resolution of
-// cache settings (resolve_cache_settings), so the command and a runtime
-// always agree on it; every action but import refuses a directory that
+// jitwarm cache stats|list|verify|prune|clear|export|import|why: the
+// persistent compile cache. Which directory comes from the core's one
+// resolution of cache settings (resolve_cache_settings), so the command and a
+// runtime always agree on it; every action but import refuses a directory that
 // does not exist rather than make one.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,22 +9,26 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include "cli.hpp"
 #include "names.hpp"
+#include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
 namespace {
 
 const std::vector<std::string> kActions = {"stats", "list",   "verify", "prune",
-                                           "clear", "export", "import"};
+                                           "clear", "export", "import", "why"};
 
 struct CacheCommand {
-  std::string action, file, output, cache_dir, max_bytes;
-  std::vector<std::string> targets;  // expanded
+  std::string action, file, output, cache_dir, max_bytes, platform;
+  std::vector<std::string> manifests;  // why: where a key's text is found
+  PluginOptions plugins;               // why: the keys' implementations
+  std::vector<std::string> targets;    // expanded
   bool json = false;
   RuntimeOptions options;  // what picks the directory
   CacheSettings settings;
@@ -264,6 +268,105 @@ void print_bundle(const CacheBundleSummary& s, bool imported, bool json) {
   }
 }
 
+nlohmann::json explanation_json(const MissExplanation& e) {
+  nlohmann::json j = {{"key", e.key},
+                      {"would_hit", e.would_hit},
+                      {"not_kept", e.not_kept},
+                      {"neighbours", nlohmann::json::array()}};
+  for (const MissNeighbour& n : e.neighbours) {
+    nlohmann::json factors = nlohmann::json::array();
+    for (const MissFactor& f : n.factors) {
+      factors.push_back(
+          {{"name", f.name}, {"wanted", f.wanted}, {"found", f.found}});
+    }
+    j["neighbours"].push_back({{"key", n.key},
+                               {"target", n.target},
+                               {"layer", n.system ? "system" : "user"},
+                               {"factors", std::move(factors)}});
+  }
+  return j;
+}
+
+// why ARG: ARG is a manifest (a file that exists), whose keys are those
+// `jitwarm warmup` would compile; else a key's text, looked up among the
+// keys of --manifest (there is no parser of key text: a key is found where
+// the warmup would make it). Exit 1 when a key would miss.
+int why(const CacheCommand& c) {
+  // A missing directory is the user's mistake, said before any plugin loads
+  // (a runtime would make the directory).
+  const CacheReport report =
+      in_cache(c, [&] { return cache_directory_stats(c.options); });
+  std::vector<std::string> manifests = c.manifests;
+  const bool is_manifest = std::filesystem::exists(c.file);
+  if (is_manifest) manifests.insert(manifests.begin(), c.file);
+  if (manifests.empty()) {
+    throw CommandError(
+        kExitBadInput,
+        fmt::format("'{}' is not a manifest file; to explain a key by its "
+                    "text, name the manifest that makes it with --manifest",
+                    c.file));
+  }
+  RuntimeOptions options = c.options;
+  options.no_remote_cache = true;  // explain_miss reads the disk tiers only
+  auto runtime = make_runtime(c.plugins, options);
+  std::vector<CompileKey> keys = plan_for_targets(
+      *runtime, load_requests(manifests), c.platform, c.targets, Shard{});
+  if (!is_manifest) {
+    std::erase_if(keys,
+                  [&](const CompileKey& k) { return k.text() != c.file; });
+    if (keys.empty()) {
+      throw CommandError(kExitBadInput,
+                         fmt::format("no key of {} has the text '{}' ('jitwarm "
+                                     "warmup --dry-run' lists them)",
+                                     fmt::join(manifests, ", "), c.file));
+    }
+  }
+  std::size_t hits = 0;
+  std::map<std::string, std::size_t> factors;  // factor -> keys it affects
+  std::vector<MissExplanation> explained;
+  for (const CompileKey& key : keys) {
+    MissExplanation e = runtime->explain_miss(key);
+    if (e.would_hit) {
+      ++hits;
+    } else if (!e.neighbours.empty()) {
+      for (const MissFactor& f : e.neighbours.front().factors)
+        ++factors[f.name];
+    }
+    explained.push_back(std::move(e));
+  }
+  const std::size_t misses = keys.size() - hits;
+  if (c.json) {
+    nlohmann::json j = settings_json(c.settings);
+    j["entries"] = report.entries + report.system_entries;
+    j["keys"] = keys.size();
+    j["would_hit"] = hits;
+    j["would_miss"] = misses;
+    j["factors"] = nlohmann::json::array();
+    for (const auto& [name, n] : factors)
+      j["factors"].push_back({{"name", name}, {"keys", n}});
+    j["results"] = nlohmann::json::array();
+    for (const MissExplanation& e : explained)
+      j["results"].push_back(explanation_json(e));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const MissExplanation& e : explained) {
+      if (!e.would_hit) std::cout << e.to_text() << "\n";
+    }
+    std::string counted;
+    for (const auto& [name, n] : factors)
+      counted +=
+          fmt::format("{}{} ({} keys)", counted.empty() ? "" : ", ", name, n);
+    std::cout << fmt::format(
+        "{} keys: {} would hit, {} would miss{} ({})\n", keys.size(), hits,
+        misses,
+        counted.empty()
+            ? std::string()
+            : fmt::format("; nearest entries differ in {}", counted),
+        c.settings.directory);
+  }
+  return misses > 0 ? kExitFailures : kExitOk;
+}
+
 }  // namespace
 
 int cmd_cache(const std::vector<std::string>& args) {
@@ -276,26 +379,38 @@ int cmd_cache(const std::vector<std::string>& args) {
       "cache, $XDG_CACHE_HOME/jitwarm or ~/.cache/jitwarm)")(
       "target,t", po::value(&targets)->composing(),
       "list, clear, export: only this target's entries (cuda:sm_90, or the "
-      "shorthand sm_90, gfx942); repeatable")(
-      "output,o", po::value(&c.output), "export: the bundle file to write")(
+      "shorthand sm_90, gfx942); why: the target to expand manifests for, "
+      "as warmup does; repeatable")("output,o", po::value(&c.output),
+                                    "export: the bundle file to write")(
       "max-bytes", po::value(&c.max_bytes),
       "prune: keep at most this much (e.g. 512M, 2G; "
-      "default: $JITWARM_CACHE_MAX_BYTES)")("json", po::bool_switch(&c.json),
-                                            "print as JSON");
+      "default: $JITWARM_CACHE_MAX_BYTES)")(
+      "manifest,m", po::value(&c.manifests)->composing(),
+      "why: a warmup manifest whose keys are searched for a KEY's text; "
+      "repeatable")("platform,p", po::value(&c.platform),
+                    "why: the platform to expand manifests for, as warmup "
+                    "does")("json", po::bool_switch(&c.json), "print as JSON");
+  c.plugins.add_to(options);
   const CommandLine command{
       "cache",
-      "ACTION [BUNDLE] [--cache-dir D] [--target T]... [--output FILE] "
-      "[--max-bytes SIZE] [--json]",
+      "ACTION [BUNDLE|MANIFEST|KEY] [--cache-dir D] [--target T]... "
+      "[--output FILE] [--max-bytes SIZE] [--manifest FILE]... [--json]",
       "stats: entries and bytes. list: every entry and a breakdown per\n"
       "target. verify: check every entry (exit 1 when one is corrupt).\n"
       "prune: evict the least recently used entries down to --max-bytes.\n"
       "clear: remove every entry (or those of --target). export: write the\n"
       "entries (of --target) into one checksummed, compressed bundle\n"
       "(--output). import BUNDLE: check every entry of a bundle, then add\n"
-      "them all (a corrupt or truncated bundle adds none).",
-      {{"ACTION", "stats, list, verify, prune, clear, export or import",
+      "them all (a corrupt or truncated bundle adds none). why MANIFEST:\n"
+      "for each key `jitwarm warmup` would compile, whether it would hit,\n"
+      "and if not, the nearest entries of its kernel and what differs\n"
+      "(exit 1 when a key would miss); why KEY: the same for the key of\n"
+      "--manifest with that text.",
+      {{"ACTION", "stats, list, verify, prune, clear, export, import or why",
         &c.action},
-       {"BUNDLE", "import: the bundle file to read", &c.file, false}}};
+       {"BUNDLE|MANIFEST|KEY",
+        "import: the bundle file to read; why: a manifest, or a key's text",
+        &c.file, false}}};
   po::variables_map vm;
   int code = kExitOk;
   if (!parse(command, options, args, vm, &code)) return code;
@@ -304,10 +419,16 @@ int cmd_cache(const std::vector<std::string>& args) {
         "unknown action '{}': use {}{}", c.action, fmt::join(kActions, ", "),
         did_you_mean(closest_spellings(c.action, kActions))));
   }
-  if (!c.file.empty() && c.action != "import") {
+  if (!c.file.empty() && c.action != "import" && c.action != "why") {
     throw usage_error(fmt::format(
-        "unexpected argument '{}' (only 'cache import' takes a file)", c.file));
+        "unexpected argument '{}' (only 'cache import' and 'cache why' take "
+        "one)",
+        c.file));
   }
+  if (c.action == "why" && c.file.empty())
+    throw usage_error("missing MANIFEST or KEY (why: what to explain)");
+  if ((!c.manifests.empty() || !c.platform.empty()) && c.action != "why")
+    throw usage_error("--manifest and --platform are for 'cache why'");
   if (c.action == "import" && c.file.empty())
     throw usage_error("missing BUNDLE (import: the bundle file to read)");
   if (c.action == "export" && c.output.empty())
@@ -315,8 +436,9 @@ int cmd_cache(const std::vector<std::string>& args) {
   if (!c.output.empty() && c.action != "export")
     throw usage_error("--output is for 'cache export'");
   if (!targets.empty() && c.action != "list" && c.action != "clear" &&
-      c.action != "export") {
-    throw usage_error("--target is for 'cache list', 'clear' and 'export'");
+      c.action != "export" && c.action != "why") {
+    throw usage_error(
+        "--target is for 'cache list', 'clear', 'export' and 'why'");
   }
   for (const auto& t : targets) c.targets.push_back(expand_target(t));
 
@@ -331,6 +453,7 @@ int cmd_cache(const std::vector<std::string>& args) {
   if (c.action == "verify") return verify(c);
   if (c.action == "prune") return prune(c);
   if (c.action == "clear") return clear(c);
+  if (c.action == "why") return why(c);
   if (c.settings.directory.empty()) in_cache(c, [] {});  // says why
   if (c.action == "export") {
     try {

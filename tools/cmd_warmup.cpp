@@ -69,25 +69,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_line_{};
 };
 
-// Every request of every manifest, in order. A manifest that cannot be read
-// is bad input (exit 3), like a malformed one: the user named it.
-std::vector<WarmupRequest> load_requests(
-    const std::vector<std::string>& manifests) {
-  std::vector<WarmupRequest> requests;
-  for (const auto& path : manifests) {
-    WarmupManifest m;
-    try {
-      m = load_warmup_manifest(path);
-    } catch (const Error& e) {
-      if (e.status() == JW_ERROR_IO)
-        throw CommandError(kExitBadInput, e.what());
-      throw;
-    }
-    for (auto& r : m.requests) requests.push_back(std::move(r));
-  }
-  return requests;
-}
-
 // --dry-run: the keys warmup would compile, compiling nothing.
 void print_plan(const std::vector<CompileKey>& keys, bool json) {
   if (json) {

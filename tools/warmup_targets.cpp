@@ -5,6 +5,8 @@
 #include <charconv>
 #include <map>
 
+#include "cli.hpp"
+
 namespace jitwarm::cli {
 namespace po = boost::program_options;
 
@@ -34,6 +36,23 @@ void validate(boost::any& v, const std::vector<std::string>& values, Shard*,
         text));
   }
   v = shard;
+}
+
+std::vector<WarmupRequest> load_requests(
+    const std::vector<std::string>& manifests) {
+  std::vector<WarmupRequest> requests;
+  for (const auto& path : manifests) {
+    WarmupManifest m;
+    try {
+      m = load_warmup_manifest(path);
+    } catch (const Error& e) {
+      if (e.status() == JW_ERROR_IO)
+        throw CommandError(kExitBadInput, e.what());
+      throw;
+    }
+    for (auto& r : m.requests) requests.push_back(std::move(r));
+  }
+  return requests;
 }
 
 std::vector<CompileKey> plan_for_targets(

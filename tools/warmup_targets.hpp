@@ -24,6 +24,11 @@ struct Shard {
 void validate(boost::any& v, const std::vector<std::string>& values, Shard*,
               int);
 
+// Every request of every manifest, in order. A manifest that cannot be
+// read is bad input (exit 3), like a malformed one: the user named it.
+std::vector<WarmupRequest> load_requests(
+    const std::vector<std::string>& manifests);
+
 // One plan for every target, in the order given (targets already expanded;
 // empty: the platform's device, as for one warmup_plan), then the shard's
 // part of it (Runtime::warmup_plan and warmup_shard).

@@ -606,6 +606,17 @@ JITWARM_EXPORT jw_status jw_runtime_is_cached(jw_runtime* runtime,
   });
 }
 
+JITWARM_EXPORT jw_status jw_runtime_explain_miss(jw_runtime* runtime,
+                                                 const jw_compile_key* key,
+                                                 char** out_text) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(key, "key");
+    require(out_text, "out_text");
+    *out_text = owned_string(runtime->runtime.explain_miss(key->key).to_text());
+  });
+}
+
 JITWARM_EXPORT jw_status jw_specialize_integer(jw_scalar value,
                                                int32_t do_not_specialize,
                                                jw_int_spec* out_spec) {

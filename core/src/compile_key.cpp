@@ -234,6 +234,46 @@ const ParamSpec* CompileKey::find_param(std::string_view name) const {
   return nullptr;
 }
 
+std::string ParamSpec::text() const {
+  const ParamSpec& p = *this;
+  std::string out = p.name;
+  switch (p.kind) {
+    case JW_PARAM_TENSOR:
+      out += ':';
+      out += dtype_short_name(p.dtype);
+      out += '*';
+      if (!p.stride_specs.empty()) {
+        out += '[';
+        for (std::size_t i = 0; i < p.stride_specs.size(); ++i) {
+          if (i != 0) out += ',';
+          out += int_spec_text(p.stride_specs[i]);
+        }
+        out += ']';
+      }
+      if (p.alignment == JW_ALIGN_16) out += ":a16";
+      if (p.alignment == JW_ALIGN_NONE) out += ":a1";
+      break;
+    case JW_PARAM_INT:
+      out += ':';
+      out += int_spec_text(p.int_spec);
+      break;
+    case JW_PARAM_FLOAT:
+      out += p.float_type == JW_FLOAT_F64 ? ":fp64" : ":fp32";
+      break;
+    case JW_PARAM_SCALAR:
+      out += ':';
+      out += p.scalar_kind == JW_SCALAR_FLOAT
+                 ? (p.float_type == JW_FLOAT_F64 ? "fp64" : "fp32")
+                 : int_spec_text(p.int_spec);
+      break;
+    case JW_PARAM_CONSTEXPR:
+      out += '=';
+      out += scalar_text(p.constexpr_value);
+      break;
+  }
+  return out;
+}
+
 std::string CompileKey::text() const {
   const auto dot = kernel_name_.rfind('.');
   std::string out =
@@ -245,41 +285,7 @@ std::string CompileKey::text() const {
   for (const ParamSpec& p : params_) {
     if (!first) out += ", ";
     first = false;
-    out += p.name;
-    switch (p.kind) {
-      case JW_PARAM_TENSOR:
-        out += ':';
-        out += dtype_short_name(p.dtype);
-        out += '*';
-        if (!p.stride_specs.empty()) {
-          out += '[';
-          for (std::size_t i = 0; i < p.stride_specs.size(); ++i) {
-            if (i != 0) out += ',';
-            out += int_spec_text(p.stride_specs[i]);
-          }
-          out += ']';
-        }
-        if (p.alignment == JW_ALIGN_16) out += ":a16";
-        if (p.alignment == JW_ALIGN_NONE) out += ":a1";
-        break;
-      case JW_PARAM_INT:
-        out += ':';
-        out += int_spec_text(p.int_spec);
-        break;
-      case JW_PARAM_FLOAT:
-        out += p.float_type == JW_FLOAT_F64 ? ":fp64" : ":fp32";
-        break;
-      case JW_PARAM_SCALAR:
-        out += ':';
-        out += p.scalar_kind == JW_SCALAR_FLOAT
-                   ? (p.float_type == JW_FLOAT_F64 ? "fp64" : "fp32")
-                   : int_spec_text(p.int_spec);
-        break;
-      case JW_PARAM_CONSTEXPR:
-        out += '=';
-        out += scalar_text(p.constexpr_value);
-        break;
-    }
+    out += p.text();
   }
   out += ") via ";
   out += impl_name_;

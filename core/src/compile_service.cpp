@@ -49,6 +49,18 @@ void make_key_view(const CompileKey& key, const ImplRecord& impl,
   out.view.text = out.text.c_str();
 }
 
+std::optional<std::string> key_fingerprint(const ImplRecord& impl,
+                                           const CompileKey& key) {
+  if (impl.c.fingerprint == nullptr) return std::nullopt;
+  KeyViewStorage view;
+  make_key_view(key, impl, view);
+  TextCollector text;
+  const jw_text_sink sink = text.sink();
+  if (impl.c.fingerprint(impl.c.user_data, &view.view, &sink) != JW_OK)
+    return std::nullopt;
+  return text.text;
+}
+
 CompileCache::Compiler CompileService::compiler_for(const ImplRecord& impl,
                                                     const KernelSchema& schema,
                                                     const CompileKey& key,
@@ -102,14 +114,8 @@ CompileCache::Compiler CompileService::compiler_for(const ImplRecord& impl,
     return std::move(sink.artifact);
   };
   if (impl.c.fingerprint != nullptr) {
-    compiler.fingerprint = [&impl, &key]() -> std::optional<std::string> {
-      KeyViewStorage view;
-      make_key_view(key, impl, view);
-      TextCollector text;
-      const jw_text_sink sink = text.sink();
-      if (impl.c.fingerprint(impl.c.user_data, &view.view, &sink) != JW_OK)
-        return std::nullopt;
-      return text.text;
+    compiler.fingerprint = [&impl, &key]() {
+      return key_fingerprint(impl, key);
     };
   }
   compiler.finalize = [&impl, &key](Artifact& artifact) {

@@ -16,6 +16,7 @@
 
 #include <jitwarm/jitwarm.hpp>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ struct KeyViewStorage {
 };
 void make_key_view(const CompileKey& key, const ImplRecord& impl,
                    KeyViewStorage& out);
+
+// The fingerprint `impl` gives `key` (what names its persistent entry
+// beside the key), or nullopt when it has none or its fingerprint fails: a
+// key then stays out of the persistent tiers. Every caller asks here.
+std::optional<std::string> key_fingerprint(const ImplRecord& impl,
+                                           const CompileKey& key);
 
 // The launch path's view of one artifact (Artifact::attachment): the key in
 // the owning implementation's parameter order. It owns its key: the view

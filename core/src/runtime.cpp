@@ -8,6 +8,7 @@
 
 #include "errors.hpp"
 #include "host_kernels.hpp"
+#include "miss_explanation.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
@@ -295,6 +296,52 @@ const CacheSettings& Runtime::cache_settings() const {
 
 bool Runtime::is_cached(const CompileKey& key) const {
   return impl_->caches().cache().find(key) != nullptr;
+}
+
+MissExplanation Runtime::explain_miss(const CompileKey& key) const {
+  // The key's implementation as the compile path would ask it, under the
+  // registry's read guard (registry.hpp I2) for as long as it is asked.
+  const std::string platform = key.target().substr(0, key.target().find(':'));
+  const auto slot = impl_->registry().slot(key.kernel_name());
+  if (!slot) {
+    detail::fail(JW_ERROR_NOT_FOUND, "explain_miss: unknown kernel '{}'",
+                 key.kernel_name());
+  }
+  std::optional<std::string> fingerprint;
+  {
+    const auto reading = impl_->registry().read_guard();
+    const detail::KernelState* state =
+        slot->state.load(std::memory_order_acquire);
+    const detail::KernelState::Platform* entry = state->find(platform);
+    const detail::ImplRecord* impl = nullptr;
+    if (entry != nullptr) {
+      for (const auto& candidate : entry->stack) {
+        if (candidate->impl_name == key.impl_name()) impl = candidate.get();
+      }
+    }
+    if (impl == nullptr) {
+      detail::fail(JW_ERROR_NOT_FOUND,
+                   "explain_miss: {} has no implementation '{}' on {}",
+                   key.kernel_name(), key.impl_name(), platform);
+    }
+    fingerprint = detail::key_fingerprint(*impl, key);
+  }
+  impl_->registry().collect_retired();
+  MissExplanation explanation;
+  explanation.key = key.text();
+  const std::shared_ptr<detail::DiskCache>& disk = impl_->caches().disk_cache();
+  if (is_cached(key)) {
+    explanation.would_hit = true;
+  } else if (!fingerprint) {
+    explanation.not_kept =
+        "its implementation gives no fingerprint, so no persistent tier keeps "
+        "it";
+  } else if (!disk) {
+    explanation.not_kept = "this runtime has no cache directory";
+  } else {
+    explanation = detail::explain_against(key, *fingerprint, *disk);
+  }
+  return explanation;
 }
 
 std::optional<Runtime::ArtifactInfo> Runtime::cached_artifact(

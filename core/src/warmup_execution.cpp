@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "errors.hpp"
+#include "miss_explanation.hpp"
 #include "warmup_execution.hpp"
 
 namespace jitwarm::detail {
@@ -318,7 +319,26 @@ WarmupResult WarmupExecution::compile_all(const std::vector<WarmupWork>& work,
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  if (result.compiled > 0 && caches_.disk_cache()) {
+    warn_of_near_misses(work, result);
+  }
   return result;
+}
+
+void WarmupExecution::warn_of_near_misses(const std::vector<WarmupWork>& work,
+                                          const WarmupResult& result) const {
+  std::vector<CompiledKey> compiled;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    if (!result.keys[i].compiled) continue;
+    std::optional<std::string> fingerprint =
+        key_fingerprint(*work[i].impl, work[i].key);
+    if (fingerprint)
+      compiled.push_back({&work[i].key, std::move(*fingerprint)});
+  }
+  if (compiled.empty()) return;
+  const NearMisses misses = near_misses(compiled, *caches_.disk_cache());
+  if (misses.keys > 0)
+    logger_.log(JW_LOG_WARNING, misses.warning(result.compiled));
 }
 
 }  // namespace jitwarm::detail

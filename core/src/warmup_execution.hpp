@@ -9,6 +9,9 @@
 // * It compiles and never launches, prepares or allocates device memory,
 //   and never passes the JIT monitor (a warmup is not a launch).
 // * It keeps nothing between warmups: a result is the caller's.
+// * A warmup that compiled reads the disk cache once more, for entries one
+//   setting away from what it compiled (one warning, docs/warmup.md); that
+//   read changes neither what was compiled nor the counts.
 // * A forked worker changes two things of its own process's runtime, and
 //   only there: its log sink (stderr) and, for a private store, the store
 //   under the memory cache.
@@ -66,6 +69,11 @@ class WarmupExecution {
                  std::span<const std::size_t> unit,
                  std::vector<WarmupKeyResult>& keys,
                  const std::function<void(std::size_t)>& report);
+  // After a warmup that compiled keys: one warning when entries of the
+  // cache differ from compiled keys in one setting only
+  // (miss_explanation.hpp, NearMisses). Reads the cache; changes nothing.
+  void warn_of_near_misses(const std::vector<WarmupWork>& work,
+                           const WarmupResult& result) const;
   // What `schedule` deals, in as many worker processes as it deals for
   // (warmup_processes.cpp).
   void warm_in_processes(const std::vector<WarmupWork>& work,

@@ -355,6 +355,13 @@ const char* scenario_keys(void) {
   EXPECT(jw_runtime_is_cached(rt, launch_key, &cached) == JW_OK && cached == 0);
   EXPECT(jw_kernel_launch(k, "cpu", 0, s.args, 4, NULL) == JW_OK);
   EXPECT(jw_runtime_is_cached(rt, launch_key, &cached) == JW_OK && cached == 1);
+  /* A key in memory would hit; explain_miss says so, and checks its
+   * arguments. */
+  char* why = NULL;
+  EXPECT(jw_runtime_explain_miss(rt, launch_key, &why) == JW_OK);
+  EXPECT(contains(why, "would hit"));
+  jw_string_free(why);
+  EXPECT(jw_runtime_explain_miss(rt, NULL, &why) == JW_ERROR_INVALID_ARGUMENT);
 
   /* The encoding decodes to the same key. */
   EXPECT(jw_compile_key_decode(info.encoding, info.encoding_size, &decoded) ==

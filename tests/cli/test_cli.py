@@ -588,6 +588,31 @@ def group_cache():
                              env={"HOME": None, "XDG_CACHE_HOME": None})
         check("warmup with no home for the default cache warns that nothing was saved (4)",
               code == 4 and "warning: nothing was saved" in err, err)
+
+        # cache why: a cache warmed for x86_64, keys for aarch64 name the target.
+        why_dir = os.path.join(work, "why")
+        why = ["cache", "why", "--plugin-path", REFERENCE, "--cache-dir", why_dir]
+        code, _, err = run(*why, MANIFEST)
+        check("cache why of a missing directory is an error (3)",
+              code == 3 and "does not exist" in err, err)
+        code, _, err = run("warmup", "--manifest", MANIFEST, "--target", "cpu:x86_64",
+                           "--quiet", "--cache-dir", why_dir)
+        code, out, err = run(*why, MANIFEST, "--target", "cpu:x86_64")
+        check("cache why after the warmup: every key would hit (0)",
+              code == 0 and "169 keys: 169 would hit, 0 would miss" in out, out + err)
+        code, out, err = run(*why, MANIFEST, "--target", "cpu:aarch64", "--json")
+        result = parse_json(out) or {}
+        check("cache why for another target: every key misses, the factor is target (1)",
+              code == 1 and result.get("would_miss") == 169
+              and result.get("factors") == [{"name": "target", "keys": 169}], out + err)
+        bad = os.path.join(work, "bad.toml")
+        with open(bad, "w") as f:
+            f.write("not a manifest\n")
+        code, _, err = run(*why, bad)
+        check("cache why of a malformed manifest is an error (3)", code == 3, err)
+        code, _, err = run(*why, "no_such_key[cpu:x86_64]()", "--manifest", MANIFEST)
+        check("cache why of a key text no manifest makes is an error (3)",
+              code == 3 and "no key of" in err, err)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -856,6 +856,15 @@ JITWARM_EXPORT void jw_compile_key_list_free(jw_compile_key_list* list);
 JITWARM_EXPORT jw_status jw_runtime_is_cached(jw_runtime* runtime,
                                               const jw_compile_key* key,
                                               int32_t* out_cached);
+/* Whether the key would hit the runtime's caches (memory, disk and its
+ * system layer), and if not, the entries of its kernel on its platform that
+ * come nearest and the factors that set each apart ("target", "options",
+ * "compiler", ...; docs/cli.md, "cache why"): MissExplanation::to_text of
+ * jitwarm.hpp. Reads entries, compiles nothing. Free with jw_string_free.
+ * JW_ERROR_NOT_FOUND for a kernel or implementation not loaded. */
+JITWARM_EXPORT jw_status jw_runtime_explain_miss(jw_runtime* runtime,
+                                                 const jw_compile_key* key,
+                                                 char** out_text);
 
 /* --- Specialization (docs/compile-keys.md) ------------------------------- */
 /* The type (i32/i64/u64) and value class of an integer. value.kind must be

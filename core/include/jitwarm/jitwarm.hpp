@@ -111,6 +111,9 @@ struct ParamSpec {
   jw_scalar_kind scalar_kind = JW_SCALAR_NONE;        // scalar
   jw_scalar constexpr_value{JW_SCALAR_NONE, {0}};     // constexpr
   friend bool operator==(const ParamSpec& a, const ParamSpec& b);
+  // This parameter's part of CompileKey::text(): "positions:i64*:a16",
+  // "BLOCK=1024".
+  std::string text() const;
 };
 
 struct Hash128 {
@@ -896,6 +899,40 @@ struct ExternalEntry {
   std::string entry_point;  // the compiler's name for them (a file name)
 };
 
+// Why a key would miss the persistent cache (Runtime::explain_miss): the
+// entries of its kernel on its platform that come nearest, and what sets
+// each apart from the key (docs/cli.md, "cache why").
+struct MissFactor {
+  // "compiler", "options", "source", "header <name>", "target", "jitwarm
+  // version", "implementation", "name expression", "parameter <name>", or
+  // "fingerprint line" for a fingerprint without "label: value" lines.
+  std::string name;
+  std::string wanted;  // the key's (or its fingerprint's); "(none)"
+  std::string found;   // the entry's; "(none)"
+};
+struct MissNeighbour {
+  std::string key;  // the entry's key text
+  std::string target;
+  bool system = false;              // in the read-only system layer
+  std::vector<MissFactor> factors;  // never empty
+};
+struct MissExplanation {
+  std::string key;  // the key's text
+  bool would_hit = false;
+  // Why nothing was compared, when nothing was: no persistent cache, an
+  // implementation without a fingerprint (never kept on disk).
+  std::string not_kept;
+  std::size_t entries = 0;  // readable entries the cache holds
+  // Entries of the key's kernel on its platform, nearest (fewest factors)
+  // first, at most kMaxNeighbours; empty on a miss: no entry of this
+  // kernel and target.
+  std::vector<MissNeighbour> neighbours;
+  static constexpr std::size_t kMaxNeighbours = 3;
+  // "would hit", or "no entry of this kernel and target", or each
+  // neighbour with its factors, one per line.
+  std::string to_text() const;
+};
+
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
@@ -972,6 +1009,12 @@ class Runtime {
   const CacheSettings& cache_settings() const;
   // Whether an artifact for this key is in the in-memory cache.
   bool is_cached(const CompileKey& key) const;
+  // Whether `key` would hit (memory, disk or system layer), and if not,
+  // which entries of its kernel on its platform come nearest and what
+  // differs. Reads entries and asks the key's implementation for its
+  // fingerprint, as a compile would; compiles nothing. Throws
+  // Error(JW_ERROR_NOT_FOUND) for a kernel or implementation not loaded.
+  MissExplanation explain_miss(const CompileKey& key) const;
   // The artifact a launch of this key runs (for tools that inspect or ship
   // binaries, and for comparing against a raw driver launch), or nullopt
   // when it is not in memory. The views stay valid while the runtime lives.
