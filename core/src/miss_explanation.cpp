@@ -77,15 +77,44 @@ bool differs_in_parameters(const std::vector<MissFactor>& factors) {
   });
 }
 
+// "cuda:sm_90" -> "sm_90": a target's name as its platform's compiler
+// options and fingerprints spell it.
+std::string_view target_name(std::string_view target) {
+  const std::size_t colon = target.find(':');
+  return colon == std::string_view::npos ? target : target.substr(colon + 1);
+}
+
+// Whether `f`'s found value, with every `found_target` in it spelled
+// `wanted_target`, is its wanted value: a line that differs only because
+// the target does.
+bool differs_by_target_only(const MissFactor& f, std::string_view wanted_target,
+                            std::string_view found_target) {
+  if (found_target.empty()) return false;
+  std::string found = f.found;
+  for (std::size_t at = found.find(found_target); at != std::string::npos;
+       at = found.find(found_target, at + wanted_target.size())) {
+    found.replace(at, found_target.size(), wanted_target);
+  }
+  return found == f.wanted;
+}
+
 // Everything that sets (found, found_fingerprint) apart from the key: the
 // key's factors first; a fingerprint factor the key already names (its
-// target, its implementation) is not repeated.
+// target, its implementation) is not repeated, nor one that differs only
+// because the target does (the top comment says why).
 std::vector<MissFactor> factors_between(const CompileKey& key,
                                         std::string_view fingerprint,
                                         const EntryIdentity& found) {
   std::vector<MissFactor> factors = key_factors(key, found.key);
+  const bool other_target = key.target() != found.key.target();
   for (MissFactor& f : fingerprint_factors(fingerprint, found.fingerprint)) {
-    if (!has_factor(factors, f.name)) factors.push_back(std::move(f));
+    if (has_factor(factors, f.name)) continue;
+    if (other_target &&
+        differs_by_target_only(f, target_name(key.target()),
+                               target_name(found.key.target()))) {
+      continue;
+    }
+    factors.push_back(std::move(f));
   }
   return factors;
 }

@@ -12,6 +12,10 @@
 //   all "label: value" (the GPU plugins') is compared by label, its first
 //   line being the format (the jitwarm version that wrote it); any other is
 //   compared line by line as "fingerprint line".
+// * A fingerprint spells its target too (the GPU plugins' target line, and
+//   options such as --gpu-architecture=sm_90): when the target is a factor,
+//   a fingerprint factor whose values differ only by the target's name
+//   ("sm_90" for "cuda:sm_90") is that same factor and is not named again.
 #pragma once
 
 #include <jitwarm/jitwarm.hpp>

@@ -128,6 +128,34 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given a cache built for cuda:sm_89 with the architecture in its options, "
+    "when a key for cuda:sm_90 is explained, then the options are named only "
+    "when they differ in more than the target") {
+  Cache cache;
+  GpuFingerprint wanted;
+  wanted.options = "--gpu-architecture=sm_90 -std=c++17";
+  GpuFingerprint entry = wanted;
+  entry.target = "sm_89 (cubin)";
+  Names expected;
+  SUBCASE("the same options for their target") {
+    entry.options = "--gpu-architecture=sm_89 -std=c++17";
+    expected = {"target"};
+  }
+  SUBCASE("another option too") {
+    entry.options = "--gpu-architecture=sm_89 -std=c++17 -lineinfo";
+    expected = {"target", "options"};
+  }
+  cache.put(key_for("cuda:sm_89", JW_INT_CLASS_DIV16), entry.text());
+  const MissExplanation e = cache.explain(wanted.text());
+  CHECK(factor_names(e) == expected);
+  // What was found is the entry's own text, never the rewritten one.
+  if (expected.size() == 2) {
+    CHECK(e.neighbours.front().factors.back().found == entry.options);
+    CHECK(e.neighbours.front().factors.back().wanted == wanted.options);
+  }
+}
+
+TEST_CASE(
     "given an entry of another specialization, then the parameter is named "
     "with its key text on both sides") {
   Cache cache;
