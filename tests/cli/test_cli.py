@@ -20,6 +20,8 @@ import tempfile
 import time
 
 GROUP, JITWARM, FAKES, REFERENCE, MANIFEST = sys.argv[1:6]
+# MANIFEST is <source root>/manifests/kernel-set.toml.
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(MANIFEST)))
 GPU_DIRS = [d for d in sys.argv[6:] if d]
 CUDA_DIR = next((d for d in GPU_DIRS if os.path.basename(d) == "cuda"), None)
 HIP_DIR = next((d for d in GPU_DIRS if os.path.basename(d) == "hip"), None)
@@ -613,8 +615,87 @@ def group_cache():
         code, _, err = run(*why, "no_such_key[cpu:x86_64]()", "--manifest", MANIFEST)
         check("cache why of a key text no manifest makes is an error (3)",
               code == 3 and "no key of" in err, err)
+        if CUDA_DIR is None:
+            skip("cache why on NVRTC fingerprints", "the CUDA plugin is not built")
+        else:
+            why_on_nvrtc_fingerprints(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def why_on_nvrtc_fingerprints(work):
+    """cache why on the fingerprints NVRTC's compiles really write (no GPU
+    needed): the example kernel scale from a kernel directory of this test's
+    own, so its source can be edited, warmed for cuda:sm_90 and asked about
+    on that target, another, other compile options and an edited source."""
+    kernels = os.path.join(work, "scale")
+    shutil.copytree(os.path.join(SOURCE_ROOT, "examples", "kernels", "scale"), kernels)
+    manifest = os.path.join(work, "scale.toml")
+    with open(manifest, "w") as f:
+        f.write('version = 1\n[[kernel]]\nname = "example.kernels.scale"\n'
+                '[kernel.params]\nn = [256, 7]\n')
+    cache = os.path.join(work, "nvrtc")
+    # The CUDA plugin's settings are part of every fingerprint: the warmup's
+    # are the defaults whatever this shell has set.
+    defaults = {"JITWARM_CUDA_COMPILE_THREADS": None, "JITWARM_CUDA_FAST_COMPILE": None}
+    code, out, err = run("warmup", "--manifest", manifest, "--target", "cuda:sm_90",
+                         "--kernel-path", kernels, "--cache-dir", cache, "--quiet",
+                         env_path=CUDA_DIR, env=defaults)
+    check("warmup of scale for cuda:sm_90 with NVRTC and no GPU",
+          code == 0 and "2 keys: 2 compiled" in out, out + err)
+
+    def why(target, env=defaults):
+        code, out, err = run("cache", "why", manifest, "--plugin-path", CUDA_DIR,
+                             "--kernel-path", kernels, "--cache-dir", cache,
+                             "--target", target, "--json", env=env)
+        return code, parse_json(out) or {}, out + err
+
+    def nearest_factors(result):
+        """The factors of each key's nearest entry, by name."""
+        return [[f["name"] for f in r["neighbours"][0]["factors"]] if r["neighbours"] else []
+                for r in result.get("results", [])]
+
+    code, result, detail = why("cuda:sm_90")
+    check("cache why on the warmed CUDA target: every key would hit (0)",
+          code == 0 and result.get("would_hit") == 2 and result.get("would_miss") == 0,
+          detail)
+    # The options spell the architecture too (--gpu-architecture=sm_90):
+    # they differ only because the target does, so the target alone is named.
+    code, result, detail = why("cuda:sm_80")
+    check("cache why for cuda:sm_80 against sm_90 entries: the factor is target alone (1)",
+          code == 1 and result.get("would_miss") == 2
+          and result.get("factors") == [{"name": "target", "keys": 2}]
+          and nearest_factors(result) == [["target"], ["target"]], detail)
+
+    # Threads per compile set NVRTC's --split-compile, which NVRTC 12.8 and
+    # later are given (the plugin's detail says which NVRTC it loaded).
+    code, out, err = run("plugins", "--json", env_path=CUDA_DIR)
+    detail = next((p["detail"] for p in (parse_json(out) or {}).get("platforms", [])
+                   if p["name"] == "cuda"), "")
+    version = re.search(r"nvrtc (\d+)\.(\d+)", detail)
+    if version is None or tuple(map(int, version.groups())) < (12, 8):
+        skip("cache why names changed compile options", f"NVRTC before 12.8 ({detail})")
+    else:
+        code, result, detail = why("cuda:sm_90",
+                                   dict(defaults, JITWARM_CUDA_COMPILE_THREADS="2"))
+        wanted = [f for r in result.get("results", []) for f in r["neighbours"][0]["factors"]]
+        check("cache why with other compile options: the factor is options, with both "
+              "values (1)",
+              code == 1 and result.get("factors") == [{"name": "options", "keys": 2}]
+              and nearest_factors(result) == [["options"], ["options"]]
+              and all("--split-compile=2" in f["wanted"] and "--split-compile=0" in f["found"]
+                      for f in wanted), detail)
+
+    # An edited source: the implementation's name carries a hash of the
+    # kernel's files, and the fingerprint the source's own.
+    with open(os.path.join(kernels, "scale.cu"), "a") as f:
+        f.write("// edited after the warmup\n")
+    code, result, detail = why("cuda:sm_90")
+    check("cache why after the source was edited: the factors are implementation and "
+          "source (1)",
+          code == 1 and result.get("factors") == [{"name": "implementation", "keys": 2},
+                                                  {"name": "source", "keys": 2}]
+          and nearest_factors(result) == [["implementation", "source"]] * 2, detail)
 
 
 class RedisServer:
