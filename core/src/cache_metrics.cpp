@@ -78,6 +78,13 @@ class Exposition {
   std::string text_;
 };
 
+// The labels of a key's series; the views are into `labels`.
+Exposition::Labels labels_of(const KeyLabels& labels) {
+  return {{"platform", labels.platform},
+          {"target", labels.target},
+          {"kernel", labels.kernel}};
+}
+
 }  // namespace
 
 std::string_view tier_label(CacheTier tier) {
@@ -122,9 +129,13 @@ void Histogram::observe(double value) {
   ++count_;
 }
 
+KeyLabels KeyLabels::of(const CompileKey& key) {
+  return {std::string(platform_of_target(key.target())), key.target(),
+          key.kernel_name()};
+}
+
 void CacheMetrics::count_compile(const CompileKey& key, bool after_seal) {
-  CompileLabels labels{std::string(platform_of_target(key.target())),
-                       key.target(), key.kernel_name()};
+  KeyLabels labels = KeyLabels::of(key);
   std::lock_guard lock(mutex_);
   ++compiles_[std::move(labels)][after_seal ? 1 : 0];
 }
@@ -163,7 +174,7 @@ void CacheMetrics::observe_remote(RemoteOperation operation,
 }
 
 std::string CacheMetrics::render(const CacheStats& cache,
-                                 const JitMonitorStats& monitor,
+                                 const MonitorCounts& monitor,
                                  bool sealed) const {
   std::lock_guard lock(mutex_);
   const auto hits_of = [&](CacheTier t) {
@@ -233,12 +244,9 @@ std::string CacheMetrics::render(const CacheStats& cache,
   for (const auto& [labels, counts] : compiles_) {
     for (int after = 0; after < 2; ++after) {
       if (counts[after] == 0) continue;
-      out.sample("jitwarm_compiles_total",
-                 {{"platform", labels.platform},
-                  {"target", labels.target},
-                  {"kernel", labels.kernel},
-                  {"phase", after == 1 ? "after_seal" : "before_seal"}},
-                 d(counts[after]));
+      Exposition::Labels series = labels_of(labels);
+      series.emplace_back("phase", after == 1 ? "after_seal" : "before_seal");
+      out.sample("jitwarm_compiles_total", series, d(counts[after]));
     }
   }
 
@@ -261,13 +269,21 @@ std::string CacheMetrics::render(const CacheStats& cache,
                   {{"operation", operation_label(operation)}}, h);
   }
 
+  // A series appears with its key's first refusal or warning, as a
+  // compile's does; the family is there before either.
+  const auto by_key = [&](std::string_view name,
+                          const std::map<KeyLabels, uint64_t>& counts) {
+    for (const auto& [labels, n] : counts)
+      out.sample(name, labels_of(labels), d(n));
+  };
   out.family("jitwarm_monitor_refusals_total", "counter",
-             "Launches the JIT monitor refused after seal (mode error).");
-  out.sample("jitwarm_monitor_refusals_total", {}, d(monitor.refusals));
+             "Launches the JIT monitor refused after seal (mode error), by "
+             "kernel and target.");
+  by_key("jitwarm_monitor_refusals_total", monitor.refusals);
   out.family("jitwarm_monitor_warnings_total", "counter",
              "Keys the JIT monitor warned about after seal (mode warn, once "
-             "per key).");
-  out.sample("jitwarm_monitor_warnings_total", {}, d(monitor.warnings));
+             "per key), by kernel and target.");
+  by_key("jitwarm_monitor_warnings_total", monitor.warnings);
   out.family("jitwarm_monitor_compiles_after_seal_total", "counter",
              "Launch-path compiles the JIT monitor allowed after seal.");
   out.sample("jitwarm_monitor_compiles_after_seal_total", {},

@@ -12,6 +12,9 @@
 //   event is counted twice.
 // * The disk tier's hits are CacheStats::disk_hits less those of the system
 //   layer and of bundle entries, which this counts.
+// * The JIT monitor's refusals and warnings are its own facts: it counts
+//   them by key (MonitorCounts, JitMonitor::counts), and the text reads
+//   them from there as it reads CacheStats.
 // * The text is the one rendering: jitwarm.prometheus parses it.
 #pragma once
 
@@ -53,6 +56,20 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
+// The platform, target and kernel labels of the series a key counts in.
+struct KeyLabels {
+  std::string platform, target, kernel;
+  static KeyLabels of(const CompileKey& key);
+  auto operator<=>(const KeyLabels&) const = default;
+};
+
+// The JIT monitor's counters as the text shows them: refusals and warnings
+// by the labels of their keys (their sums are JitMonitorStats' totals).
+struct MonitorCounts {
+  std::map<KeyLabels, uint64_t> refusals, warnings;
+  uint64_t compiles_after_seal = 0;
+};
+
 class CacheMetrics {
  public:
   // A call into an implementation's compile for `key`.
@@ -73,17 +90,13 @@ class CacheMetrics {
                       std::chrono::steady_clock::duration took);
 
   // Every series, in the exposition format (lines end with '\n').
-  std::string render(const CacheStats& cache, const JitMonitorStats& monitor,
+  std::string render(const CacheStats& cache, const MonitorCounts& monitor,
                      bool sealed) const;
 
  private:
-  struct CompileLabels {
-    std::string platform, target, kernel;
-    auto operator<=>(const CompileLabels&) const = default;
-  };
   mutable std::mutex mutex_;
-  std::map<CompileLabels, std::array<uint64_t, 2>> compiles_;  // [after_seal]
-  std::map<std::string, Histogram> compile_seconds_;           // by platform
+  std::map<KeyLabels, std::array<uint64_t, 2>> compiles_;  // [after_seal]
+  std::map<std::string, Histogram> compile_seconds_;       // by platform
   std::map<CacheTier, Histogram> load_seconds_;
   std::map<RemoteOperation, Histogram> remote_seconds_;
   std::array<uint64_t, 5> store_hits_{}, store_rejects_{};  // by CacheTier

@@ -21,7 +21,10 @@ void JitMonitor::before_launch_compile(const KernelSchema& schema,
   if (!sealed()) return;
   const JitMonitorMode mode = mode_.load();
   if (mode == JitMonitorMode::error) {
-    refusals_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(mutex_);
+      ++refusals_[KeyLabels::of(key)];
+    }
     fail(JW_ERROR_JIT_REFUSED,
          "JIT monitor: refusing to compile {} on the launch path after warmup "
          "was sealed (warm this key, or set the monitor to warn)",
@@ -41,7 +44,7 @@ void JitMonitor::before_launch_compile(const KernelSchema& schema,
   }
   if (mode == JitMonitorMode::warn &&
       warned_keys_.insert(key.encoding()).second) {
-    warnings_.fetch_add(1, std::memory_order_relaxed);
+    ++warnings_[KeyLabels::of(key)];
     logger_.log(
         JW_LOG_WARNING,
         fmt::format("JIT monitor: compiling {} on the launch path after warmup",
@@ -49,13 +52,33 @@ void JitMonitor::before_launch_compile(const KernelSchema& schema,
   }
 }
 
+namespace {
+
+uint64_t total(const std::map<KeyLabels, uint64_t>& counts) {
+  uint64_t n = 0;
+  for (const auto& [labels, count] : counts) n += count;
+  return n;
+}
+
+}  // namespace
+
 JitMonitorStats JitMonitor::stats() const {
   JitMonitorStats s;
   s.compiles_after_seal = compiles_after_seal_.load(std::memory_order_relaxed);
-  s.warnings = warnings_.load(std::memory_order_relaxed);
-  s.refusals = refusals_.load(std::memory_order_relaxed);
   s.recorded = recorded_.load(std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  s.warnings = total(warnings_);
+  s.refusals = total(refusals_);
   return s;
+}
+
+MonitorCounts JitMonitor::counts() const {
+  MonitorCounts c;
+  c.compiles_after_seal = compiles_after_seal_.load(std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  c.refusals = refusals_;
+  c.warnings = warnings_;
+  return c;
 }
 
 }  // namespace jitwarm::detail

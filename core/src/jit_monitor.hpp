@@ -9,17 +9,22 @@
 // register_kernels) compile nothing and never reach the monitor. A refused
 // key is neither compiled nor recorded: the launch fails, and counts as a
 // refusal.
+//
+// Refusals and warnings are counted here only, by their keys' labels
+// (counts(), which Runtime::metrics_text renders); stats() sums them.
 #pragma once
 
 #include <jitwarm/jitwarm.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "cache_metrics.hpp"
 #include "log.hpp"
 
 namespace jitwarm::detail {
@@ -42,14 +47,15 @@ class JitMonitor {
   void before_launch_compile(const KernelSchema& schema, const CompileKey& key,
                              std::string_view platform);
   JitMonitorStats stats() const;
+  MonitorCounts counts() const;
 
  private:
   const Logger& logger_;
   std::atomic<bool> sealed_{false};
   std::atomic<JitMonitorMode> mode_;
-  std::atomic<uint64_t> compiles_after_seal_{0}, warnings_{0}, refusals_{0},
-      recorded_{0};
-  std::mutex mutex_;  // the sets and the record file
+  std::atomic<uint64_t> compiles_after_seal_{0}, recorded_{0};
+  mutable std::mutex mutex_;  // the sets, the counts and the record file
+  std::map<KeyLabels, uint64_t> refusals_, warnings_;
   std::set<std::string> warned_keys_;
   std::string record_path_;
   std::set<std::string> recorded_keys_;

@@ -286,7 +286,7 @@ CacheStats Runtime::cache_stats() const {
 
 std::string Runtime::metrics_text() const {
   const detail::CompileCache& cache = impl_->caches().cache();
-  return cache.metrics().render(cache.stats(), impl_->monitor().stats(),
+  return cache.metrics().render(cache.stats(), impl_->monitor().counts(),
                                 impl_->monitor().sealed());
 }
 

@@ -11,6 +11,7 @@ import pytest
 import jitwarm
 
 from conftest import SILU
+from test_monitor import launch
 
 REQUEST = jitwarm.WarmupRequest(SILU, params={"x": ["float32", "float16"]})
 
@@ -68,6 +69,26 @@ def test_given_prometheus_client_missing_then_the_collector_says_what_to_install
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     with pytest.raises(ImportError, match="needs prometheus_client"):
         jitwarm.prometheus.collector(rt)
+
+
+def test_given_a_warning_and_a_refusal_after_seal_then_their_series_name_kernel_and_target(rt):
+    rt.seal()
+    rt.jit_monitor = "warn"
+    launch(rt, 17)
+    launch(rt, 17)  # once per key
+    rt.jit_monitor = "error"
+    with pytest.raises(jitwarm.JitRefusedError):
+        launch(rt, 16)  # another key (H divisible by 16)
+    text = rt.metrics_text()
+    labels = f'{{platform="cpu",target="{rt.target_for("cpu")}",kernel="{SILU}"}}'
+
+    def series(name):
+        return [line for line in text.splitlines() if line.startswith(name + "{")
+                or line.startswith(name + " ")]
+    assert series("jitwarm_monitor_warnings_total") == \
+        [f"jitwarm_monitor_warnings_total{labels} 1"]
+    assert series("jitwarm_monitor_refusals_total") == \
+        [f"jitwarm_monitor_refusals_total{labels} 1"]
 
 
 HIT_IN_ANOTHER_PROCESS = """

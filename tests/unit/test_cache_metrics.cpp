@@ -180,7 +180,7 @@ TEST_CASE(
 
   const CacheStats stats = cache.stats();
   const std::string text =
-      cache.metrics().render(stats, monitor.stats(), monitor.sealed());
+      cache.metrics().render(stats, monitor.counts(), monitor.sealed());
   INFO(text);
   check_form(text);
   const std::map<std::string, double> s = samples_of(text);
@@ -216,9 +216,30 @@ TEST_CASE(
   CHECK(at("jitwarm_compile_seconds_count{platform=\"cpu\"}") == 2);
   CHECK(at("jitwarm_compile_seconds_count{platform=\"cuda\"}") == 1);
   CHECK(at("jitwarm_load_seconds_count{tier=\"disk\"}") == 1);
-  CHECK(at("jitwarm_monitor_refusals_total") == 1);
-  CHECK(at("jitwarm_monitor_warnings_total") == 1);
+  // The refusal and the warning by their keys' labels, and nothing else.
+  const auto series_of = [&](const std::string& family) {
+    std::vector<std::string> names;
+    for (const auto& [series, value] : s) {
+      if (series.starts_with(family + "{") || series == family)
+        names.push_back(series);
+    }
+    return names;
+  };
+  const std::string expand_labels =
+      "{platform=\"cpu\",target=\"cpu:x86_64\",kernel=\"ns.expand\"}";
+  CHECK(series_of("jitwarm_monitor_refusals_total") ==
+        std::vector<std::string>{"jitwarm_monitor_refusals_total" +
+                                 expand_labels});
+  CHECK(at("jitwarm_monitor_refusals_total" + expand_labels) == 1);
+  CHECK(series_of("jitwarm_monitor_warnings_total") ==
+        std::vector<std::string>{"jitwarm_monitor_warnings_total" +
+                                 expand_labels});
+  CHECK(at("jitwarm_monitor_warnings_total" + expand_labels) == 1);
   CHECK(at("jitwarm_monitor_compiles_after_seal_total") == 1);
+  // The monitor's totals are what they were before the labels.
+  CHECK(monitor.stats().refusals == 1);
+  CHECK(monitor.stats().warnings == 1);
+  CHECK(monitor.stats().compiles_after_seal == 1);
   CHECK(at("jitwarm_cache_entries") == 3);
   CHECK(at("jitwarm_sealed") == 1);
   // The existing counters are what they were before the metrics.
@@ -238,6 +259,10 @@ TEST_CASE(
   const std::string text = metrics.render({}, {}, false);
   CHECK(text.find("kernel=\"ns.\\\"odd\\\"\\\\k\"") != std::string::npos);
   CHECK(text.find("target=\"cpu:x\\ny\"") != std::string::npos);
+  // Families without samples are still declared, so a dashboard's query
+  // finds the name before the first refusal.
+  CHECK(text.find("# TYPE jitwarm_monitor_refusals_total counter\n# HELP "
+                  "jitwarm_monitor_warnings_total") != std::string::npos);
   CHECK(platform_of_target("cuda:sm_90") == "cuda");
   CHECK(platform_of_target("cpu") == "cpu");
   check_form(text);
