@@ -292,6 +292,28 @@ def import_cache_bundle(path: PathLike, *,
 def warmup_shard(plan: Sequence[CompileKey], shard: int, count: int) -> List[CompileKey]: ...
 
 
+class MissFactor:
+    name: str
+    wanted: str
+    found: str
+
+
+class MissNeighbour:
+    key: str
+    target: str
+    system: bool
+    factors: List[MissFactor]
+
+
+class MissExplanation:
+    key: str
+    would_hit: bool
+    not_kept: str
+    entries: int
+    neighbours: List[MissNeighbour]
+    def to_text(self) -> str: ...
+
+
 class WarmupKeyResult:
     key_text: str
     key_hash: str
@@ -361,6 +383,7 @@ class Runtime:
     @property
     def cache_settings(self) -> CacheSettings: ...
     def is_cached(self, key: CompileKey) -> bool: ...
+    def explain_miss(self, key: CompileKey) -> MissExplanation: ...
     def store_external_entry(self, key: CompileKey, fingerprint: str, binary: bytes,
                              format: str, entry_point: str = ...) -> bool: ...
     def load_external_entry(self, key: CompileKey, fingerprint: str

@@ -1,7 +1,8 @@
 // jitwarm.Runtime and what it reports: the load report, schemas,
 // explanations, platforms, cache counters, compile keys, warmup results,
-// and the specialization rules. Plain data is copied into Python objects;
-// calls that compile release the GIL.
+// why a key would miss, and the specialization rules. Plain data is copied
+// into Python objects; calls that compile or use the persistent tiers
+// release the GIL.
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -559,6 +560,41 @@ void bind_runtime(py::module_& m) {
             r.keys.size(), r.compiled, r.cached, r.failed, r.seconds);
       });
 
+  py::class_<MissFactor>(m, "MissFactor",
+                         "One thing that sets a cache entry apart from a key.")
+      .def_readonly("name", &MissFactor::name)
+      .def_readonly("wanted", &MissFactor::wanted)
+      .def_readonly("found", &MissFactor::found)
+      .def("__repr__", [](const MissFactor& f) {
+        return fmt::format("<MissFactor {}: wanted {}, found {}>", f.name,
+                           f.wanted, f.found);
+      });
+  py::class_<MissNeighbour>(m, "MissNeighbour",
+                            "A cache entry of the key's kernel on its "
+                            "platform, and what differs.")
+      .def_readonly("key", &MissNeighbour::key)
+      .def_readonly("target", &MissNeighbour::target)
+      .def_readonly("system", &MissNeighbour::system)
+      .def_readonly("factors", &MissNeighbour::factors)
+      .def("__repr__", [](const MissNeighbour& n) {
+        return fmt::format("<MissNeighbour {} ({} factors)>", n.key,
+                           n.factors.size());
+      });
+  py::class_<MissExplanation>(m, "MissExplanation",
+                              "Whether a key would hit the persistent cache, "
+                              "and if not, the nearest entries.")
+      .def_readonly("key", &MissExplanation::key)
+      .def_readonly("would_hit", &MissExplanation::would_hit)
+      .def_readonly("not_kept", &MissExplanation::not_kept)
+      .def_readonly("entries", &MissExplanation::entries)
+      .def_readonly("neighbours", &MissExplanation::neighbours)
+      .def("to_text", &MissExplanation::to_text)
+      .def("__str__", &MissExplanation::to_text)
+      .def("__repr__", [](const MissExplanation& e) {
+        return fmt::format("<MissExplanation {} {}>", e.key,
+                           e.would_hit ? "would hit" : "would miss");
+      });
+
   // --- the runtime
   py::class_<Runtime>(m, "Runtime")
       .def(py::init([](py::object cache_dir, py::object jit_monitor,
@@ -674,6 +710,18 @@ void bind_runtime(py::module_& m) {
       .def_property_readonly("cache_settings", &Runtime::cache_settings,
                              py::return_value_policy::copy)
       .def("is_cached", &Runtime::is_cached, py::arg("key"))
+      .def(
+          "explain_miss",
+          [](const Runtime& rt, const CompileKey& key) {
+            return call_core([&] {
+              py::gil_scoped_release unlocked;  // reads every cache entry
+              return rt.explain_miss(key);
+            });
+          },
+          py::arg("key"),
+          "Whether the key would hit (memory, disk or system layer), and if "
+          "not, the entries of its kernel on its platform that come nearest "
+          "and what differs; compiles nothing.")
       .def(
           "store_external_entry",
           [](Runtime& rt, const CompileKey& key, const std::string& fingerprint,

@@ -1,6 +1,7 @@
 """Operators' view of the cache: Runtime.metrics_text() in Prometheus' text
-format, jitwarm.prometheus' collector, and bundles whose entries a runtime
-ever hit, counted across processes."""
+format, jitwarm.prometheus' collector, bundles whose entries a runtime ever
+hit, counted across processes, and Runtime.explain_miss (why a key would
+miss)."""
 import os
 import shutil
 import subprocess
@@ -10,7 +11,7 @@ import pytest
 
 import jitwarm
 
-from conftest import SILU
+from conftest import RMS_NORM, SILU
 from test_monitor import launch
 
 REQUEST = jitwarm.WarmupRequest(SILU, params={"x": ["float32", "float16"]})
@@ -150,3 +151,57 @@ def test_given_two_bundles_and_a_process_that_hit_one_then_stats_say_which_was_h
     assert after == {"arm.jwb": (0, 0), "x86.jwb": (m, 0)}
     jitwarm.clear_cache(cache_dir=new)
     assert jitwarm.cache_directory_stats(cache_dir=new).bundles == []
+
+
+def test_given_a_warmed_cache_then_explain_miss_says_a_key_hits_or_names_what_differs(
+        tmp_path, reference_dir):
+    warm = jitwarm.Runtime(cache_dir=tmp_path)
+    warm.load_plugins(reference_dir, strict=True)
+    warmed = warm.warmup(REQUEST, target="cpu:x86_64").compiled
+    assert warmed > 0
+    # Another runtime on the same directory: nothing in its memory, so the
+    # answers come from the entries on disk.
+    rt = jitwarm.Runtime(cache_dir=tmp_path)
+    rt.load_plugins(reference_dir, strict=True)
+    key = rt.warmup_plan(REQUEST, target="cpu:x86_64")[0]
+    hit = rt.explain_miss(key)
+    assert isinstance(hit, jitwarm.MissExplanation)
+    assert hit.would_hit and hit.neighbours == [] and hit.not_kept == ""
+    assert str(hit) == hit.to_text() == f"{key.text}: would hit"
+
+    # The same key for another target: every entry of the kernel is a
+    # neighbour, the nearest differs in the target alone.
+    other = rt.warmup_plan(REQUEST, target="cpu:aarch64")[0]
+    assert other.text == key.text.replace("cpu:x86_64", "cpu:aarch64")
+    miss = rt.explain_miss(other)
+    assert not miss.would_hit and miss.entries == warmed
+    nearest = miss.neighbours[0]
+    assert (nearest.key, nearest.target, nearest.system) == (key.text, "cpu:x86_64", False)
+    assert [(f.name, f.wanted, f.found) for f in nearest.factors] == \
+        [("target", "cpu:aarch64", "cpu:x86_64")]
+    assert "target: wanted cpu:aarch64, found cpu:x86_64" in str(miss)
+
+    # A dtype not warmed: the parameters it sets are named, by name.
+    bf16 = rt.warmup_plan(jitwarm.WarmupRequest(SILU, params={"x": ["bfloat16"]}),
+                          target="cpu:x86_64")[0]
+    names = [f.name for f in rt.explain_miss(bf16).neighbours[0].factors]
+    assert "parameter x" in names and "target" not in names
+
+    # A kernel the cache holds nothing of.
+    none = rt.explain_miss(rt.warmup_plan(jitwarm.WarmupRequest(RMS_NORM),
+                                          target="cpu:x86_64")[0])
+    assert not none.would_hit and none.neighbours == []
+    assert "no entry of this kernel and target" in str(none)
+    assert rt.cache_stats().compiles == 0  # explaining compiles nothing
+
+
+def test_given_bad_keys_or_no_cache_directory_then_explain_miss_says_why(rt):
+    key = rt.warmup_plan(REQUEST, platform="cpu")[0]
+    unkept = rt.explain_miss(key)  # rt has no cache directory
+    assert not unkept.would_hit and "no cache directory" in unkept.not_kept
+    with pytest.raises(jitwarm.NotFoundError, match="unknown kernel 'vllm.nope'"):
+        rt.explain_miss(jitwarm.CompileKey("vllm.nope", key.impl_name, key.target))
+    with pytest.raises(jitwarm.NotFoundError, match="no implementation 'nope'"):
+        rt.explain_miss(jitwarm.CompileKey(SILU, "nope", key.target))
+    with pytest.raises(TypeError):
+        rt.explain_miss(key.text)  # a key, as warmup_plan and key_for make it
