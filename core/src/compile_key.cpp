@@ -10,6 +10,11 @@
 //     float:     u8 float type
 //     scalar:    u8 scalar kind (int|float), then as int or float
 //     constexpr: u8 scalar kind, 8 bytes of value
+//   format version 2 only (a tuned key: a non-empty config), then
+//     u32 config count (1 to 64), per value, sorted by name:
+//     str name, 8 bytes of value (int64)
+// An untuned key is written as version 1, so every key made before configs
+// existed keeps its encoding, hash and cache entries.
 // Changing any of this requires bumping the format version (the golden test
 // fails otherwise), because persistent cache entries are named by it.
 #include <jitwarm/plugin/names.hpp>
@@ -20,6 +25,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -27,7 +33,9 @@ namespace jitwarm {
 namespace {
 
 constexpr char kMagic[3] = {'J', 'W', 'K'};
-constexpr uint8_t kFormatVersion = 1;
+constexpr uint8_t kUntunedFormatVersion = 1;
+constexpr uint8_t kTunedFormatVersion = 2;
+constexpr uint32_t kMaxConfigValues = 64;
 // Generous upper bounds that keep a corrupt length from allocating gigabytes.
 constexpr uint32_t kMaxStringLength = 4096;
 constexpr uint32_t kMaxParams = 1024;
@@ -130,12 +138,14 @@ jw_float_type read_float_type(Reader& r) {
 
 std::string encode(const std::string& kernel, const std::string& impl,
                    const std::string& target,
-                   const std::vector<ParamSpec>& params) {
+                   const std::vector<ParamSpec>& params,
+                   const TuneConfig& config) {
   std::size_t expected = 32 + kernel.size() + impl.size() + target.size();
   for (const ParamSpec& p : params) expected += 24 + p.name.size();
+  for (const TuneValue& v : config) expected += 12 + v.name.size();
   Writer w(expected);
   for (char c : kMagic) w.u8(static_cast<uint8_t>(c));
-  w.u8(kFormatVersion);
+  w.u8(config.empty() ? kUntunedFormatVersion : kTunedFormatVersion);
   w.str(kernel);
   w.str(impl);
   w.str(target);
@@ -168,6 +178,13 @@ std::string encode(const std::string& kernel, const std::string& impl,
           w.u64(p.constexpr_value.value.u);
         }
         break;
+    }
+  }
+  if (!config.empty()) {
+    w.u32(static_cast<uint32_t>(config.size()));
+    for (const TuneValue& v : config) {
+      w.str(v.name);
+      w.u64(static_cast<uint64_t>(v.value));
     }
   }
   return w.take();
@@ -215,16 +232,51 @@ std::string Hash128::hex() const {
   return fmt::format("{:016x}{:016x}", hi, lo);
 }
 
+std::string tune_config_text(const TuneConfig& config) {
+  if (config.empty()) return {};
+  std::string out = "{";
+  for (const TuneValue& v : config) {
+    if (out.size() > 1) out += ", ";
+    out += fmt::format("{}={}", v.name, v.value);
+  }
+  return out + "}";
+}
+
 CompileKey::CompileKey(std::string kernel_name, std::string impl_name,
-                       std::string target, std::vector<ParamSpec> params)
+                       std::string target, std::vector<ParamSpec> params,
+                       TuneConfig config)
     : kernel_name_(std::move(kernel_name)),
       impl_name_(std::move(impl_name)),
       target_(std::move(target)),
-      params_(std::move(params)) {
-  encoding_ = encode(kernel_name_, impl_name_, target_, params_);
+      params_(std::move(params)),
+      config_(std::move(config)) {
+  // One order, so that one config is one encoding whoever lists it.
+  std::sort(config_.begin(), config_.end());
+  for (std::size_t i = 0; i < config_.size(); ++i) {
+    if (config_[i].name.empty()) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "compile key: a config value without a name");
+    }
+    if (i > 0 && config_[i].name == config_[i - 1].name) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "compile key: config value '{}' given twice",
+                   config_[i].name);
+    }
+  }
+  if (config_.size() > kMaxConfigValues) {
+    detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                 "compile key: {} config values exceed {}", config_.size(),
+                 kMaxConfigValues);
+  }
+  encoding_ = encode(kernel_name_, impl_name_, target_, params_, config_);
   const XXH128_hash_t h = XXH3_128bits(encoding_.data(), encoding_.size());
   hash_.lo = h.low64;
   hash_.hi = h.high64;
+}
+
+CompileKey CompileKey::with_config(TuneConfig config) const {
+  return CompileKey(kernel_name_, impl_name_, target_, params_,
+                    std::move(config));
 }
 
 const ParamSpec* CompileKey::find_param(std::string_view name) const {
@@ -287,7 +339,9 @@ std::string CompileKey::text() const {
     first = false;
     out += p.text();
   }
-  out += ") via ";
+  out += ')';
+  if (!config_.empty()) out += ' ' + tune_config_text(config_);
+  out += " via ";
   out += impl_name_;
   return out;
 }
@@ -300,10 +354,10 @@ CompileKey CompileKey::decode(std::string_view encoding) {
     }
   }
   const uint8_t version = r.u8();
-  if (version != kFormatVersion) {
+  if (version != kUntunedFormatVersion && version != kTunedFormatVersion) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT,
-                 "compile key: format version {} (this build reads {})",
-                 version, kFormatVersion);
+                 "compile key: format version {} (this build reads {} and {})",
+                 version, kUntunedFormatVersion, kTunedFormatVersion);
   }
   std::string kernel = r.str("kernel name");
   std::string impl = r.str("implementation name");
@@ -395,15 +449,31 @@ CompileKey CompileKey::decode(std::string_view encoding) {
     }
     params.push_back(std::move(p));
   }
+  TuneConfig config;
+  if (version == kTunedFormatVersion) {
+    const uint32_t values = r.u32();
+    if (values == 0 || values > kMaxConfigValues) {
+      detail::fail(JW_ERROR_INVALID_ARGUMENT,
+                   "compile key: a tuned key with {} config values (1 to {})",
+                   values, kMaxConfigValues);
+    }
+    for (uint32_t i = 0; i < values; ++i) {
+      TuneValue v;
+      v.name = r.str("config name");
+      v.value = static_cast<int64_t>(r.u64());
+      config.push_back(std::move(v));
+    }
+  }
   if (!r.done()) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT,
                  "compile key: {} trailing bytes after byte {}",
                  encoding.size() - r.position(), r.position());
   }
   CompileKey key(std::move(kernel), std::move(impl), std::move(target),
-                 std::move(params));
+                 std::move(params), std::move(config));
   // Canonical means one encoding per key: anything that re-encodes
-  // differently (e.g. a uint constexpr that fits int64) is rejected.
+  // differently (e.g. a uint constexpr that fits int64, a config out of
+  // order) is rejected.
   if (key.encoding() != encoding) {
     detail::fail(JW_ERROR_INVALID_ARGUMENT,
                  "compile key: not in canonical form");

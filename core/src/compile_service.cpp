@@ -47,6 +47,75 @@ void make_key_view(const CompileKey& key, const ImplRecord& impl,
   out.view.hash_lo = key.hash().lo;
   out.view.hash_hi = key.hash().hi;
   out.view.text = out.text.c_str();
+  for (const TuneValue& v : key.config()) {
+    out.config.push_back(jw_tune_value{v.name.c_str(), v.value});
+  }
+  out.view.config = out.config.empty() ? nullptr : out.config.data();
+  out.view.num_config = static_cast<uint32_t>(out.config.size());
+}
+
+std::vector<TuneConfig> tune_candidates(const ImplRecord& impl,
+                                        const CompileKey& key) {
+  if (impl.c.tune_candidates == nullptr) return {};
+  const CompileKey untuned = key.with_config({});
+  KeyViewStorage view;
+  make_key_view(untuned, impl, view);
+  struct Collected {
+    std::vector<TuneConfig> configs;
+    std::string error;
+  } collected;
+  jw_tune_config_sink sink{};
+  sink.struct_size = sizeof(sink);
+  sink.ctx = &collected;
+  sink.emit = [](void* ctx, const jw_tune_value* values,
+                 uint32_t count) -> jw_status {
+    return c_guard([&] {
+      auto& c = *static_cast<Collected*>(ctx);
+      if (count > 0 && values == nullptr) {
+        fail(JW_ERROR_INVALID_ARGUMENT, "tune_candidates: a null config");
+      }
+      TuneConfig config;
+      for (uint32_t i = 0; i < count; ++i) {
+        if (values[i].name == nullptr) {
+          fail(JW_ERROR_INVALID_ARGUMENT,
+               "tune_candidates: a config value without a name");
+        }
+        config.push_back(TuneValue{values[i].name, values[i].value});
+      }
+      // Sorted and checked the way a key's config is.
+      c.configs.push_back(
+          CompileKey("k", "i", "t", {}, std::move(config)).config());
+    });
+  };
+  clear_last_error();
+  check_plugin_status(
+      impl.c.tune_candidates(impl.c.user_data, &view.view, &sink),
+      fmt::format("tune_candidates of {}", untuned.text()));
+  return std::move(collected.configs);
+}
+
+void check_tuned_key(const ImplRecord& impl, const CompileKey& key) {
+  if (key.config().empty()) return;
+  const std::vector<TuneConfig> candidates = tune_candidates(impl, key);
+  if (candidates.empty()) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "{}: {} is not tunable, so it compiles no config such as {}",
+         key.text(), impl.impl_name, tune_config_text(key.config()));
+  }
+  for (const TuneConfig& c : candidates) {
+    if (c == key.config()) return;
+  }
+  std::string offered;
+  for (const TuneConfig& c : candidates) {
+    if (offered.size() > 400) {
+      offered += ", ...";
+      break;
+    }
+    offered += (offered.empty() ? "" : ", ") + tune_config_text(c);
+  }
+  fail(JW_ERROR_INVALID_ARGUMENT,
+       "{}: config {} is not one {} offers for this key (it offers {})",
+       key.text(), tune_config_text(key.config()), impl.impl_name, offered);
 }
 
 std::optional<std::string> key_fingerprint(const ImplRecord& impl,
@@ -103,6 +172,7 @@ CompileCache::Compiler CompileService::compiler_for(const ImplRecord& impl,
         ++s.emitted;
       });
     };
+    check_tuned_key(impl, key);
     clear_last_error();
     check_plugin_status(impl.c.compile(impl.c.user_data, &view.view, &out),
                         fmt::format("compile of {}", key.text()));
@@ -147,27 +217,43 @@ std::vector<CompileCache::BatchLookup> CompileService::compile_batch(
       std::span<const CompileKey* const> keys;
       std::span<const std::size_t> indices;
       std::vector<CompileCache::KeyOutcome> outcomes;
+      std::vector<std::size_t> sent;  // the plugin's index -> outcome's
+      const CompileKey& key(uint32_t index) const {
+        return *keys[indices[sent[index]]];
+      }
       CompileCache::KeyOutcome& slot(uint32_t index) {
-        if (index >= outcomes.size()) {
+        if (index >= sent.size()) {
           fail(JW_ERROR_INVALID_ARGUMENT,
                "compile_batch answered for key {} of a batch of {}", index,
-               outcomes.size());
+               sent.size());
         }
-        CompileCache::KeyOutcome& outcome = outcomes[index];
+        CompileCache::KeyOutcome& outcome = outcomes[sent[index]];
         if (outcome.artifact || outcome.error) {
           fail(JW_ERROR_INVALID_ARGUMENT, "compile_batch answered twice for {}",
-               keys[indices[index]]->text());
+               key(index).text());
         }
         return outcome;
       }
-    } answers{keys, indices,
-              std::vector<CompileCache::KeyOutcome>(indices.size())};
+    } answers{keys,
+              indices,
+              std::vector<CompileCache::KeyOutcome>(indices.size()),
+              {}};
     std::vector<KeyViewStorage> views(indices.size());
     std::vector<const jw_compile_key_view*> view_pointers;
     for (std::size_t k = 0; k < indices.size(); ++k) {
+      // A config the implementation does not offer is that key's error,
+      // and the plugin never sees it.
+      try {
+        check_tuned_key(impl, *keys[indices[k]]);
+      } catch (const Error&) {
+        answers.outcomes[k].error = std::current_exception();
+        continue;
+      }
       make_key_view(*keys[indices[k]], impl, views[k]);
       view_pointers.push_back(&views[k].view);
+      answers.sent.push_back(k);
     }
+    if (view_pointers.empty()) return std::move(answers.outcomes);
     jw_batch_artifact_sink out{};
     out.struct_size = sizeof(out);
     out.ctx = &answers;
@@ -182,7 +268,7 @@ std::vector<CompileCache::BatchLookup> CompileService::compile_batch(
           fail(JW_ERROR_INVALID_ARGUMENT,
                "compile_batch: the artifact of {} is null, too small or has "
                "no binary",
-               answers.keys[answers.indices[index]]->text());
+               answers.key(index).text());
         }
         Artifact artifact;
         artifact.binary.assign(static_cast<const char*>(a->binary),
@@ -200,13 +286,12 @@ std::vector<CompileCache::BatchLookup> CompileService::compile_batch(
         // The text a failed compile of the key alone gives.
         const jw_status why =
             status != JW_OK ? status : JW_ERROR_COMPILE_FAILED;
-        outcome.error = std::make_exception_ptr(
-            Error(why, fmt::format("compile of {}: {} ({})",
-                                   answers.keys[answers.indices[index]]->text(),
-                                   message != nullptr && *message != '\0'
-                                       ? message
-                                       : "no detail given",
-                                   jw_status_name(why))));
+        outcome.error = std::make_exception_ptr(Error(
+            why, fmt::format(
+                     "compile of {}: {} ({})", answers.key(index).text(),
+                     message != nullptr && *message != '\0' ? message
+                                                            : "no detail given",
+                     jw_status_name(why))));
       });
     };
     clear_last_error();

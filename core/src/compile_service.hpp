@@ -33,6 +33,7 @@ namespace jitwarm::detail {
 // view (the launch path's copy lives in the artifact's attachment).
 struct KeyViewStorage {
   std::vector<jw_param_spec> specs;
+  std::vector<jw_tune_value> config;
   std::string text;
   jw_compile_key_view view{};
 };
@@ -44,6 +45,18 @@ void make_key_view(const CompileKey& key, const ImplRecord& impl,
 // key then stays out of the persistent tiers. Every caller asks here.
 std::optional<std::string> key_fingerprint(const ImplRecord& impl,
                                            const CompileKey& key);
+
+// The configs `impl` can compile `key` with (jw_kernel_impl.tune_candidates
+// of its untuned form), the default first, each sorted by name; empty when
+// the implementation is not tunable. Throws Error with the plugin's message
+// when the call fails or answers a malformed config.
+std::vector<TuneConfig> tune_candidates(const ImplRecord& impl,
+                                        const CompileKey& key);
+// Throws Error(JW_ERROR_INVALID_ARGUMENT) unless `key` is untuned or its
+// config is one of tune_candidates(impl, key): what every compile of a
+// tuned key checks first, so no implementation gets a config it did not
+// offer.
+void check_tuned_key(const ImplRecord& impl, const CompileKey& key);
 
 // The launch path's view of one artifact (Artifact::attachment): the key in
 // the owning implementation's parameter order. It owns its key: the view

@@ -90,6 +90,14 @@ jw_status impl_preferred_batch_size(void* user_data, const char* target,
                            });
 }
 
+jw_status impl_tune_candidates(void* user_data, const jw_compile_key_view* key,
+                               const jw_tune_config_sink* out) {
+  const ImplRecord& impl = impl_of(user_data);
+  return guarded_impl_call(impl, "tune_candidates", kDiagnosticsThrew, [&] {
+    return impl.plugin.tune_candidates(impl.plugin.user_data, key, out);
+  });
+}
+
 jw_status impl_launch(void* user_data, const jw_artifact_view* artifact,
                       const jw_arg_value* args, uint32_t num_args,
                       void* stream) {
@@ -299,6 +307,9 @@ jw_kernel_impl guarded_impl_table(const ImplRecord& record) {
   c.preferred_batch_size = record.plugin.preferred_batch_size != nullptr
                                ? &impl_preferred_batch_size
                                : nullptr;
+  c.tune_candidates = record.plugin.tune_candidates != nullptr
+                          ? &impl_tune_candidates
+                          : nullptr;
   c.launch = record.plugin.launch != nullptr ? &impl_launch : nullptr;
   c.describe = record.plugin.describe != nullptr ? &impl_describe : nullptr;
   c.fingerprint =

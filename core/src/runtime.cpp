@@ -298,18 +298,23 @@ bool Runtime::is_cached(const CompileKey& key) const {
   return impl_->caches().cache().find(key) != nullptr;
 }
 
-MissExplanation Runtime::explain_miss(const CompileKey& key) const {
-  // The key's implementation as the compile path would ask it, under the
-  // registry's read guard (registry.hpp I2) for as long as it is asked.
+namespace {
+
+// Calls `ask` with `key`'s implementation as the compile path would find it,
+// under the registry's read guard (registry.hpp I2) for as long as it is
+// asked. Throws Error(JW_ERROR_NOT_FOUND), starting with `what`, for a
+// kernel or implementation not loaded.
+template <typename Ask>
+auto ask_key_impl(detail::RuntimeImpl& runtime, const CompileKey& key,
+                  std::string_view what, Ask&& ask) {
   const std::string platform = key.target().substr(0, key.target().find(':'));
-  const auto slot = impl_->registry().slot(key.kernel_name());
+  const auto slot = runtime.registry().slot(key.kernel_name());
   if (!slot) {
-    detail::fail(JW_ERROR_NOT_FOUND, "explain_miss: unknown kernel '{}'",
+    detail::fail(JW_ERROR_NOT_FOUND, "{}: unknown kernel '{}'", what,
                  key.kernel_name());
   }
-  std::optional<std::string> fingerprint;
-  {
-    const auto reading = impl_->registry().read_guard();
+  auto answer = [&] {
+    const auto reading = runtime.registry().read_guard();
     const detail::KernelState* state =
         slot->state.load(std::memory_order_acquire);
     const detail::KernelState::Platform* entry = state->find(platform);
@@ -321,12 +326,29 @@ MissExplanation Runtime::explain_miss(const CompileKey& key) const {
     }
     if (impl == nullptr) {
       detail::fail(JW_ERROR_NOT_FOUND,
-                   "explain_miss: {} has no implementation '{}' on {}",
+                   "{}: {} has no implementation '{}' on {}", what,
                    key.kernel_name(), key.impl_name(), platform);
     }
-    fingerprint = detail::key_fingerprint(*impl, key);
-  }
-  impl_->registry().collect_retired();
+    return ask(*impl);
+  }();
+  runtime.registry().collect_retired();
+  return answer;
+}
+
+}  // namespace
+
+std::vector<TuneConfig> Runtime::tune_candidates(const CompileKey& key) const {
+  return ask_key_impl(*impl_, key, "tune_candidates",
+                      [&](const detail::ImplRecord& impl) {
+                        return detail::tune_candidates(impl, key);
+                      });
+}
+
+MissExplanation Runtime::explain_miss(const CompileKey& key) const {
+  const std::optional<std::string> fingerprint = ask_key_impl(
+      *impl_, key, "explain_miss", [&](const detail::ImplRecord& impl) {
+        return detail::key_fingerprint(impl, key);
+      });
   MissExplanation explanation;
   explanation.key = key.text();
   const std::shared_ptr<detail::DiskCache>& disk = impl_->caches().disk_cache();

@@ -570,8 +570,11 @@ WarmupInputs warmup_inputs_for(const KernelSchema& schema,
     }
   }
   WarmupInputs in = inputs_from(schema, values);
+  // A tuned key's config is chosen, not derived from the arguments: the
+  // inputs reproduce the rest of the key.
   const CompileKey produced =
-      derive_key(schema, in.args, key.target(), key.impl_name());
+      derive_key(schema, in.args, key.target(), key.impl_name())
+          .with_config(key.config());
   if (!(produced == key)) {
     fail(JW_ERROR_INTERNAL,
          "warmup inputs do not reproduce their key: expected {}, produced {}",

@@ -10,6 +10,7 @@
 #include "gpu_launch.hpp"
 #include "kernel_descriptor.hpp"
 #include "kernel_set.hpp"
+#include "kernel_tuning.hpp"
 #include "required_argument.hpp"
 
 #include <algorithm>
@@ -220,6 +221,28 @@ struct KernelCallbacks {
       *out_size = entry.backend->compiler().preferred_batch_size(target);
     });
   }
+  static jw_status tune_candidates(void* user_data,
+                                   const jw_compile_key_view* key,
+                                   const jw_tune_config_sink* out) {
+    return plugin::guarded([&] {
+      require_argument(key != nullptr, "the compile key");
+      require_argument(out != nullptr && out->emit != nullptr,
+                       "the config sink");
+      const Entry& entry = *static_cast<const Entry*>(user_data);
+      check_kernel(entry, *key);
+      const KernelDescriptor& d = *entry.descriptor;
+      const GpuTarget target = entry.backend->compiler().parse_target(*key);
+      std::vector<jw_tune_value> config(d.tune_choices.size());
+      for (const ChoiceValues& values : gpu::tune_candidates(d, *key, target)) {
+        for (std::size_t i = 0; i < values.size(); ++i) {
+          config[i] = jw_tune_value{d.tune_choices[i].name.c_str(), values[i]};
+        }
+        plugin::check_host(out->emit(out->ctx, config.data(),
+                                     static_cast<uint32_t>(config.size())),
+                           "handing a tune candidate to the core");
+      }
+    });
+  }
   static jw_status fingerprint(void* user_data, const jw_compile_key_view* key,
                                const jw_text_sink* out) {
     return plugin::guarded([&] {
@@ -253,6 +276,7 @@ jw_kernel_impl impl_table(ImplEntry& entry, std::vector<const char*>& names) {
   impl.describe = &KernelCallbacks::describe;
   impl.fingerprint = &KernelCallbacks::fingerprint;
   impl.preferred_batch_size = &KernelCallbacks::preferred_batch_size;
+  impl.tune_candidates = &KernelCallbacks::tune_candidates;
   impl.prepare = &KernelCallbacks::prepare;
   impl.launch_prepared = &KernelCallbacks::launch_prepared;
   impl.release_prepared = &KernelCallbacks::release_prepared;

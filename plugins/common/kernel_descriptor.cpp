@@ -72,8 +72,10 @@ class DescriptorReader {
     } catch (const toml::parse_error& e) {
       invalid(detail::toml_error_text(d_->origin, e));
     }
-    only_keys(root, {"kernel", "param", "compile", "launch", "case"}, "");
+    only_keys(root, {"kernel", "param", "tune", "compile", "launch", "case"},
+              "");
     kernel_section(root);
+    tune_section(root);
     compile_section(root);
     launch_section(root);
     return d_;
@@ -338,13 +340,7 @@ class DescriptorReader {
               std::vector<DescriptorValue>& out) {
     for_each_in(section, "let", [&](const toml::node& item) {
       auto [name, node] = pair_at(item, "a let");
-      if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) ||
-                            name[0] == '_')) {
-        fail(item, "'" + name + "' is not a name");
-      }
-      for (const ExprParam& p : d_->params) {
-        if (p.name == name) fail(item, "'" + name + "' is a parameter's name");
-      }
+      check_value_name(item, name);
       KernelExpression e = expression(*node, scope, "value '" + name + "'");
       if (scope == ExprScope::launch && e.type() == ExprType::text) {
         fail(item, "launch values are integers or booleans");
@@ -356,6 +352,95 @@ class DescriptorReader {
       lets_.push_back(ExprLet{name, e.type(), scope, e.varies_per_launch()});
       out.push_back(DescriptorValue{name, std::move(e), line_of(item)});
     });
+  }
+
+  // --- [tune]
+  void tune_section(const toml::table& root) {
+    const toml::table& tune = table_at(root, "tune", false);
+    only_keys(tune, {"choices", "check"}, "tune");
+    if (tune.empty()) return;
+    const toml::node* choices = tune.get("choices");
+    const toml::array* list =
+        choices != nullptr ? choices->as_array() : nullptr;
+    if (list == nullptr || list->empty()) {
+      fail(choices != nullptr ? line_of(*choices) : line_of(tune),
+           "[tune] needs 'choices', a non-empty array of { name = ..., "
+           "values = [...], default = ... }");
+    }
+    std::size_t configs = 1;
+    for (const toml::node& item : *list) {
+      const toml::table* c = item.as_table();
+      if (c == nullptr) {
+        fail(item,
+             "each choice is a table { name = ..., values = [...], "
+             "default = ... }");
+      }
+      only_keys(*c, {"name", "values", "default"}, "tune");
+      DescriptorChoice choice;
+      choice.line = line_of(item);
+      choice.name = text_at(*c, "name", "tune", true);
+      check_value_name(item, choice.name);
+      const toml::node* values = c->get("values");
+      const toml::array* candidates =
+          values != nullptr ? values->as_array() : nullptr;
+      if (candidates == nullptr || candidates->empty()) {
+        fail(item, "choice '" + choice.name +
+                       "': values must be a non-empty array of integers");
+      }
+      for (const toml::node& v : *candidates) {
+        const auto* integer = v.as_integer();
+        if (integer == nullptr) {
+          fail(v, "choice '" + choice.name + "': values are integers");
+        }
+        if (std::find(choice.values.begin(), choice.values.end(),
+                      integer->get()) != choice.values.end()) {
+          fail(v, "choice '" + choice.name + "': " +
+                      std::to_string(integer->get()) + " is listed twice");
+        }
+        choice.values.push_back(integer->get());
+      }
+      const toml::node* fallback = c->get("default");
+      if (fallback == nullptr || fallback->as_integer() == nullptr) {
+        fail(item,
+             "choice '" + choice.name + "' needs a default, one of its values");
+      }
+      choice.default_value = fallback->as_integer()->get();
+      if (std::find(choice.values.begin(), choice.values.end(),
+                    choice.default_value) == choice.values.end()) {
+        fail(*fallback, "choice '" + choice.name + "': the default " +
+                            std::to_string(choice.default_value) +
+                            " is not among its values");
+      }
+      configs *= choice.values.size();
+      if (configs > kMaxTuneConfigs) {
+        fail(item, "[tune] allows at most " + std::to_string(kMaxTuneConfigs) +
+                       " configs (the product of every choice's values)");
+      }
+      lets_.push_back(
+          ExprLet{choice.name, ExprType::integer, ExprScope::compile, false});
+      d_->compile_values.push_back(DescriptorValue{
+          choice.name,
+          KernelExpression::parse(std::to_string(choice.default_value), {},
+                                  ExprScope::compile),
+          choice.line, static_cast<int>(d_->tune_choices.size())});
+      d_->tune_choices.push_back(std::move(choice));
+    }
+    checks(tune, ExprScope::compile, d_->tune_checks);
+  }
+
+  // A let's or a choice's name: a name, unique among the values so far and
+  // not a parameter's.
+  void check_value_name(const toml::node& item, const std::string& name) {
+    if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) ||
+                          name[0] == '_')) {
+      fail(item, "'" + name + "' is not a name");
+    }
+    for (const ExprParam& p : d_->params) {
+      if (p.name == name) fail(item, "'" + name + "' is a parameter's name");
+    }
+    for (const DescriptorChoice& c : d_->tune_choices) {
+      if (c.name == name) fail(item, "'" + name + "' is a [tune] choice");
+    }
   }
 
   // --- [compile]

@@ -6,6 +6,9 @@
 //
 //   [kernel]   which schema it implements (or defines, with [[param]]
 //              tables), its source file and __global__ function
+//   [tune]     the choices a key's config makes (block size, rows per
+//              block, ...), their candidates and defaults, and the checks
+//              a config must pass (kernel_tuning.hpp)
 //   [compile]  checks, values (let) and the template arguments / defines a
 //              compile key becomes (compile-scope expressions)
 //   [launch]   checks, values, block, grid, shared memory and extra kernel
@@ -19,6 +22,7 @@
 #include <jitwarm/jitwarm.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +35,10 @@
 #include "kernel_expression.hpp"
 
 namespace jitwarm::gpu {
+
+// The most configs a [tune] table may offer (the product of its choices'
+// values): tuning benchmarks each, so a larger space is a mistake.
+inline constexpr std::size_t kMaxTuneConfigs = 1024;
 
 // A descriptor's [[param]] tables as a C schema the plugin can define
 // (owning every string and array the C view points to).
@@ -49,9 +57,20 @@ class OwnedSchema {
   const char* keep(std::string text);
 };
 
-struct DescriptorValue {  // a `let`
+struct DescriptorValue {  // a `let`, or a [tune] choice
   std::string name;
-  KernelExpression expression;
+  KernelExpression expression;  // a choice's: its default, as a literal
+  int line = 0;
+  // Set for a [tune] choice: its index in tune_choices. Its value is the
+  // key's config's, or the default without one.
+  int choice = -1;
+};
+// One choice of a [tune] table: a compile value whose candidates are
+// listed, the default among them.
+struct DescriptorChoice {
+  std::string name;
+  std::vector<int64_t> values;  // as written, without repeats
+  int64_t default_value = 0;
   int line = 0;
 };
 struct DescriptorCheck {
@@ -96,8 +115,13 @@ struct KernelDescriptor {
   std::shared_ptr<const void> files;
   std::vector<ExprParam> params;  // the schema's, in order
 
+  // [tune]: the choices (the first compile values) and the constraints a
+  // config must meet for a key.
+  std::vector<DescriptorChoice> tune_choices;
+  std::vector<DescriptorCheck> tune_checks;
+
   std::vector<DescriptorCheck> compile_checks;
-  std::vector<DescriptorValue> compile_values;
+  std::vector<DescriptorValue> compile_values;  // the choices first
   std::vector<KernelExpression> template_arguments;
   std::vector<int> template_lines;
   std::vector<DescriptorDefine> defines;

@@ -4,6 +4,7 @@
 
 #include <jitwarm/plugin.hpp>
 
+#include "kernel_tuning.hpp"
 #include "key_params.hpp"
 
 namespace jitwarm::gpu {
@@ -26,10 +27,21 @@ KernelInstantiation instantiate_kernel(
   in.key = &key;
   in.warp_size = target.warp_size;
   in.lets = result.values;
+  // The choices first: every expression after them may read them.
+  const ChoiceValues choices = key_choice_values(d, key);
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    result.values[i].integer = choices[i];
   // A check that fails, or a value that cannot be computed for this key, is
   // the key's error, with the descriptor line it comes from.
   int line = 0;
   const auto evaluate = [&]() -> std::string {  // the failure, or empty
+    for (const DescriptorCheck& check : d.tune_checks) {
+      line = check.line;
+      if (!check.expression.boolean(in)) {
+        return "tune check '" + check.expression.text() +
+               "' failed: " + check.expression.values(in);
+      }
+    }
     for (const DescriptorCheck& check : d.compile_checks) {
       line = check.line;
       if (!check.expression.boolean(in)) {
@@ -40,6 +52,7 @@ KernelInstantiation instantiate_kernel(
     for (std::size_t i = 0; i < d.compile_values.size(); ++i) {
       const DescriptorValue& v = d.compile_values[i];
       line = v.line;
+      if (v.choice >= 0) continue;  // set above
       if (v.expression.type() == ExprType::boolean) {
         result.values[i].boolean = v.expression.boolean(in);
       } else if (v.expression.type() == ExprType::integer) {

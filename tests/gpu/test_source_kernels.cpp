@@ -428,3 +428,249 @@ TEST_CASE("given the C API, then a host registers a kernel from source") {
   CHECK(std::string(jw_last_error()).find("host: C") != std::string::npos);
   jw_runtime_destroy(rt);
 }
+
+namespace {
+
+// The example kernel with a [tune] table: its block size and an unrolling
+// define are choices; unrolling needs an n divisible by 16.
+constexpr const char* kTunableScale = "example.kernels.tunable_scale";
+constexpr const char* kScaleTune =
+    "[tune]\n"
+    "choices = [\n"
+    "  { name = \"threads\", values = [256, 128, 512, 1024], default = 256 },\n"
+    "  { name = \"unroll\", values = [1, 2], default = 1 },\n"
+    "]\n"
+    "check = [\"threads * unroll <= 1024\", \"unroll == 1 || div16(n)\"]\n";
+
+// scale.toml renamed to `name`, with `tune` before its [compile] table and
+// its launch reading the choices.
+std::string tunable_scale(const std::string& name, const std::string& tune) {
+  std::string text = read_file(fs::path(EXAMPLE_KERNEL_DIR) / "scale.toml");
+  text.replace(text.find(kScale), std::string(kScale).size(), name);
+  text.replace(
+      text.find("[compile]\n"), 10,
+      tune + "[compile]\ndefines = [[\"SCALE_UNROLL\", \"unroll\"]]\n");
+  text.replace(text.find("block = [\"256\"]"), 15, "block = [\"threads\"]");
+  text.replace(text.find("ceil_div(n, 256)"), 16, "ceil_div(n, threads)");
+  return text;
+}
+
+// The runtime's keys of `kernel` for n = 256 (divisible by 16) and n = 7.
+std::vector<CompileKey> scale_keys(Runtime& runtime, const char* kernel) {
+  WarmupRequest request = scale_request();
+  request.kernel_name = kernel;
+  WarmupOptions options;
+  options.target = "cuda:sm_90";
+  std::vector<CompileKey> keys = runtime.warmup_plan({request}, options);
+  REQUIRE(keys.size() == 2);
+  REQUIRE(keys[0].text().find("n:i32:D") != std::string::npos);
+  return keys;
+}
+
+std::vector<std::string> config_texts(const std::vector<TuneConfig>& configs) {
+  std::vector<std::string> texts;
+  for (const TuneConfig& c : configs) texts.push_back(tune_config_text(c));
+  return texts;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given a descriptor with a [tune] table, then its implementation offers "
+    "every config that passes the checks for a key, the default first") {
+  KernelDirectory kernels;
+  kernels.add_example();
+  kernels.write("tunable_scale.toml", tunable_scale(kTunableScale, kScaleTune));
+  auto runtime = runtime_with(kernels);
+  const std::vector<CompileKey> keys = scale_keys(*runtime, kTunableScale);
+  // n divisible by 16: every pair but threads 1024 with unroll 2.
+  CHECK(config_texts(runtime->tune_candidates(keys[0])) ==
+        std::vector<std::string>{
+            "{threads=256, unroll=1}", "{threads=256, unroll=2}",
+            "{threads=128, unroll=1}", "{threads=128, unroll=2}",
+            "{threads=512, unroll=1}", "{threads=512, unroll=2}",
+            "{threads=1024, unroll=1}"});
+  // n = 7: no unrolling.
+  CHECK(config_texts(runtime->tune_candidates(keys[1])) ==
+        std::vector<std::string>{
+            "{threads=256, unroll=1}", "{threads=128, unroll=1}",
+            "{threads=512, unroll=1}", "{threads=1024, unroll=1}"});
+  // A key's own config does not change what is offered for it.
+  CHECK(runtime->tune_candidates(keys[1].with_config({{"threads", 128}})) ==
+        runtime->tune_candidates(keys[1]));
+  // The HIP plugin reads the same table.
+  WarmupRequest request = scale_request();
+  request.kernel_name = kTunableScale;
+  WarmupOptions hip;
+  hip.target = "hip:gfx942";
+  const std::vector<CompileKey> hip_keys = runtime->warmup_plan({request}, hip);
+  REQUIRE(hip_keys.size() == 2);
+  CHECK(runtime->tune_candidates(hip_keys[1]).size() == 4);
+  // A kernel without [tune] is not tunable.
+  CHECK(runtime->tune_candidates(scale_keys(*runtime, kScale)[0]).empty());
+  const CompileKey unknown("example.kernels.none", keys[0].impl_name(),
+                           keys[0].target(), keys[0].params());
+  CHECK_THROWS_WITH(runtime->tune_candidates(unknown),
+                    doctest::Contains("unknown kernel"));
+}
+
+TEST_CASE(
+    "given tuned keys, then each offered config compiles as its own key, and "
+    "a config not offered is that key's error, never the plugin's") {
+  KernelDirectory kernels;
+  kernels.add_example();
+  kernels.write("tunable_scale.toml", tunable_scale(kTunableScale, kScaleTune));
+  auto runtime = runtime_with(kernels);
+  const std::vector<CompileKey> keys = scale_keys(*runtime, kTunableScale);
+  const CompileKey tuned =
+      keys[0].with_config({{"threads", 512}, {"unroll", 2}});
+  CHECK(tuned.text().find(") {threads=512, unroll=2} via cuda-nvrtc") !=
+        std::string::npos);
+  WarmupOptions options;
+  options.target = "cuda:sm_90";
+  options.batch_size = 8;
+  const std::vector<CompileKey> wanted = {
+      keys[0],
+      tuned,
+      // Not offered: unrolling needs n divisible by 16.
+      keys[1].with_config({{"threads", 256}, {"unroll", 2}}),
+      // Not offered: 64 is not among the values.
+      keys[0].with_config({{"threads", 64}, {"unroll", 1}}),
+      // Not offered: a config names every choice.
+      keys[0].with_config({{"threads", 128}}),
+  };
+  const WarmupResult w = runtime->warmup_keys(wanted, options);
+  REQUIRE(w.keys.size() == 5);
+  CHECK(w.compiled == 2);
+  CHECK(w.failed == 3);
+  for (std::size_t i = 2; i < 5; ++i) {
+    CAPTURE(w.keys[i].error);
+    CHECK(w.keys[i].error.find("is not one") != std::string::npos);
+    CHECK(w.keys[i].error.find("it offers {threads=256, unroll=1}") !=
+          std::string::npos);
+  }
+  // Tuned and untuned keys are separate entries with their own binaries.
+  CHECK(runtime->is_cached(keys[0]));
+  CHECK(runtime->is_cached(tuned));
+  CHECK_FALSE(runtime->is_cached(
+      keys[0].with_config({{"threads", 256}, {"unroll", 1}})));
+  // One at a time, the same refusal.
+  options.batch_size = 1;
+  const WarmupResult one = runtime->warmup_keys(
+      {keys[1].with_config({{"threads", 256}, {"unroll", 2}})}, options);
+  CHECK(one.failed == 1);
+  // A kernel without [tune] gets no config at all.
+  const CompileKey plain = scale_keys(*runtime, kScale)[0];
+  const WarmupResult untunable =
+      runtime->warmup_keys({plain.with_config({{"threads", 256}})}, options);
+  REQUIRE(untunable.keys.size() == 1);
+  CHECK(untunable.keys[0].error.find("is not tunable") != std::string::npos);
+}
+
+TEST_CASE(
+    "given a default config that fails a tune check for a key, then the "
+    "untuned key's compile fails naming the check") {
+  KernelDirectory kernels;
+  std::string tune = kScaleTune;
+  tune.replace(tune.find("default = 1 }"), 13, "default = 2 }");
+  kernels.write("tunable_scale.toml", tunable_scale(kTunableScale, tune));
+  kernels.write("scale.cu",
+                read_file(fs::path(EXAMPLE_KERNEL_DIR) / "scale.cu"));
+  auto runtime = runtime_with(kernels);
+  const std::vector<CompileKey> keys = scale_keys(*runtime, kTunableScale);
+  WarmupOptions options;
+  options.target = "cuda:sm_90";
+  const WarmupResult w = runtime->warmup_keys(keys, options);
+  REQUIRE(w.keys.size() == 2);
+  CHECK(w.keys[0].error.empty());
+  CHECK(w.keys[1].error.find("tune check 'unroll == 1 || div16(n)' failed") !=
+        std::string::npos);
+  // Its candidates still start with the default, then what passes.
+  CHECK(config_texts(runtime->tune_candidates(keys[1]))[0] ==
+        "{threads=256, unroll=2}");
+}
+
+TEST_CASE(
+    "given bad [tune] tables, then each descriptor is rejected naming its "
+    "file, line and fault") {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"[tune]\nchoices = []\n", "needs 'choices'"},
+      {"[tune]\ncheck = [\"true\"]\n", "needs 'choices'"},
+      {"[tune]\nchoices = [1]\n", "each choice is a table"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1.5], default = 1 }]\n",
+       "values are integers"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [], default = 1 }]\n",
+       "non-empty array of integers"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1, 2, 1], default = 1 "
+       "}]\n",
+       "1 is listed twice"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1, 2] }]\n",
+       "needs a default"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1, 2], default = 3 }]\n",
+       "the default 3 is not among its values"},
+      {"[tune]\nchoices = [{ name = \"n\", values = [1], default = 1 }]\n",
+       "'n' is a parameter's name"},
+      {"[tune]\nchoices = [{ name = \"2t\", values = [1], default = 1 }]\n",
+       "'2t' is not a name"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1], default = 1 },\n"
+       "  { name = \"t\", values = [2], default = 2 }]\n",
+       "'t' is a [tune] choice"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1], default = 1, x = 2 "
+       "}]\n",
+       "unknown key 'x' in [tune]"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1], default = 1 }]\n"
+       "check = [\"t + 1\"]\n",
+       "t + 1"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1], default = 1 }]\n"
+       "check = [\"u > 1\"]\n",
+       "unknown name 'u'"},
+      {"[tune]\nchoices = [{ name = \"t\", values = [1], default = 1 }]\n"
+       "tries = 3\n",
+       "unknown key 'tries' in [tune]"},
+  };
+  // More than 1024 configs: 33 x 32 values.
+  std::string values_a, values_b;
+  for (int i = 1; i <= 33; ++i)
+    values_a += (i > 1 ? ", " : "") + std::to_string(i);
+  for (int i = 1; i <= 32; ++i)
+    values_b += (i > 1 ? ", " : "") + std::to_string(i);
+  std::vector<std::pair<std::string, std::string>> cases = bad;
+  cases.push_back({"[tune]\nchoices = [{ name = \"a\", values = [" + values_a +
+                       "], default = 1 },\n  { name = \"b\", values = [" +
+                       values_b + "], default = 1 }]\n",
+                   "at most 1024 configs"});
+  KernelDirectory kernels;
+  kernels.add_example();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    kernels.write("bad_" + std::to_string(i) + ".toml",
+                  tunable_scale("example.kernels.bad_" + std::to_string(i),
+                                cases[i].first));
+  }
+  // A let may not take a choice's name either.
+  std::string let_twice = tunable_scale(
+      "example.kernels.let_twice",
+      "[tune]\nchoices = [{ name = \"t\", values = [1], default = 1 }]\n");
+  let_twice.replace(let_twice.find("[compile]\n"), 10,
+                    "[compile]\nlet = [[\"t\", \"2\"]]\n");
+  kernels.write("let_twice.toml", let_twice);
+  cases.push_back({"", "'t' is a [tune] choice"});
+  PluginLoadReport report;
+  auto runtime = runtime_with(kernels, &report);
+  std::map<std::string, const KernelFileRecord*> by_name;
+  for (const auto& k : report.kernel_files) {
+    by_name[fs::path(k.path).filename().string()] = &k;
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string file = i + 1 == cases.size()
+                                 ? std::string("let_twice.toml")
+                                 : "bad_" + std::to_string(i) + ".toml";
+    CAPTURE(file);
+    REQUIRE(by_name.count(file) == 1);
+    const KernelFileRecord& record = *by_name.at(file);
+    CAPTURE(record.detail);
+    CHECK_FALSE(record.loaded);
+    CHECK(record.detail.find(file + ":") != std::string::npos);
+    CHECK(record.detail.find(cases[i].second) != std::string::npos);
+  }
+  CHECK_NOTHROW(runtime->kernel(kScale));
+}

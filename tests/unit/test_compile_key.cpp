@@ -117,3 +117,93 @@ TEST_CASE(
                "the compile-key encoding changed: bump kFormatVersion in "
                "compile_key.cpp");
 }
+
+TEST_CASE(
+    "given a tuned key, then its config is sorted, shown in the text and "
+    "round-trips") {
+  const CompileKey untuned = sample_key();
+  const CompileKey tuned =
+      untuned.with_config({{"threads", 256}, {"rows", -2}});
+  REQUIRE(tuned.config().size() == 2);
+  CHECK(tuned.config()[0].name == "rows");
+  CHECK(tuned.config()[1].name == "threads");
+  CHECK(tuned.text() ==
+        "compute_slot_mapping[cuda:sm_90](positions:i64*:a16, "
+        "x:fp16*[i32:D,i32:1]:a1, block_size:i32:D, eps:fp32, fill:u64, "
+        "BLOCK=1024) {rows=-2, threads=256} via jitwarm-cuda");
+  // A tuned key is its own cache entry; its untuned key is unchanged.
+  CHECK_FALSE(tuned == untuned);
+  CHECK_FALSE(tuned.hash() == untuned.hash());
+  CHECK(tuned.with_config({}) == untuned);
+  CHECK(tuned.with_config({}).encoding() == untuned.encoding());
+  CHECK(static_cast<uint8_t>(untuned.encoding()[3]) == 1);
+  CHECK(static_cast<uint8_t>(tuned.encoding()[3]) == 2);
+  // The order it was listed in does not matter.
+  CHECK(untuned.with_config({{"rows", -2}, {"threads", 256}}) == tuned);
+  const CompileKey back = CompileKey::decode(tuned.encoding());
+  CHECK(back == tuned);
+  CHECK(back.config() == tuned.config());
+  CHECK(back.text() == tuned.text());
+  CHECK(tune_config_text({}) == "");
+}
+
+TEST_CASE("given a bad config, then the key is refused cleanly") {
+  const CompileKey key = sample_key();
+  CHECK_THROWS_WITH(key.with_config({{"rows", 1}, {"rows", 2}}),
+                    doctest::Contains("'rows' given twice"));
+  CHECK_THROWS_WITH(key.with_config({{"", 1}}),
+                    doctest::Contains("without a name"));
+  TuneConfig many;
+  for (int i = 0; i < 65; ++i) many.push_back({"c" + std::to_string(i), i});
+  CHECK_THROWS_WITH(key.with_config(many), doctest::Contains("exceed 64"));
+}
+
+TEST_CASE(
+    "given bad tuned encodings, when decoded, then each is rejected cleanly") {
+  const CompileKey tuned = sample_key().with_config({{"a", 1}, {"b", 2}});
+  const std::string good = tuned.encoding();
+  for (std::size_t n = 0; n < good.size(); ++n) {
+    CHECK_THROWS_AS(CompileKey::decode(good.substr(0, n)), Error);
+  }
+  // Version 2 with no config is not canonical: an untuned key is version 1.
+  std::string no_config = sample_key().encoding();
+  no_config[3] = 2;
+  no_config += std::string(4, '\0');
+  CHECK_THROWS_WITH(CompileKey::decode(no_config),
+                    doctest::Contains("0 config values"));
+  // The same values out of order re-encode differently: refused.
+  const std::string a_then_b = good;
+  const std::size_t a =
+      a_then_b.rfind(std::string("\x01\x00\x00\x00"
+                                 "a",
+                                 5));
+  const std::size_t b =
+      a_then_b.rfind(std::string("\x01\x00\x00\x00"
+                                 "b",
+                                 5));
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b == a + 13);
+  std::string b_then_a = a_then_b;
+  b_then_a.replace(a, 13, a_then_b.substr(b, 13));
+  b_then_a.replace(b, 13, a_then_b.substr(a, 13));
+  CHECK_THROWS_WITH(CompileKey::decode(b_then_a),
+                    doctest::Contains("canonical"));
+  // A duplicated name is refused as the constructor refuses it.
+  std::string twice = a_then_b;
+  twice[b + 4] = 'a';
+  CHECK_THROWS_WITH(CompileKey::decode(twice), doctest::Contains("twice"));
+}
+
+TEST_CASE(
+    "given the golden tuned key, then encoding and hash match the checked-in "
+    "file") {
+  const CompileKey key =
+      sample_key().with_config({{"threads", 256}, {"rows", 4}});
+  std::ostringstream now;
+  now << key.text() << "\n"
+      << hex(key.encoding()) << "\n"
+      << key.hash().hex() << "\n";
+  check_golden("compile_key_v2.txt", now.str(),
+               "the tuned compile-key encoding changed: bump "
+               "kTunedFormatVersion in compile_key.cpp");
+}

@@ -282,6 +282,13 @@ typedef struct jw_param_spec {
   jw_scalar constexpr_value;
 } jw_param_spec;
 
+/* One value of a key's config: a choice of the implementation's tune space
+ * (a descriptor's [tune] table; docs/kernel-descriptors.md) and its value. */
+typedef struct jw_tune_value {
+  const char* name;
+  int64_t value;
+} jw_tune_value;
+
 /* A compile key handed to an implementation. Borrowed for the call; the
  * params are in the implementation's parameter order (see jw_kernel_impl
  * param_names). */
@@ -296,7 +303,21 @@ typedef struct jw_compile_key_view {
   uint64_t hash_lo; /* the key's stable 128-bit hash */
   uint64_t hash_hi;
   const char* text; /* readable form, for messages */
+  /* --- appended fields (read them only when struct_size covers them) --- */
+  /* The config to compile with, sorted by name; 0 values: the default
+   * config. The core hands a tuned key only to an implementation whose
+   * tune_candidates listed that config for it. */
+  const jw_tune_value* config;
+  uint32_t num_config;
 } jw_compile_key_view;
+
+/* Where tune_candidates answers: one call of emit per config. */
+typedef struct jw_tune_config_sink {
+  uint32_t struct_size; /* sizeof(jw_tune_config_sink) */
+  const void* next;
+  void* ctx;
+  jw_status (*emit)(void* ctx, const jw_tune_value* values, uint32_t count);
+} jw_tune_config_sink;
 
 /* ------------------------------------------------------------------------ */
 /* Artifacts: what compile produces and launch consumes                     */
@@ -444,6 +465,13 @@ typedef struct jw_kernel_impl {
    * JW_OK counts as no preference. Thread-safe. */
   jw_status (*preferred_batch_size)(void* user_data, const char* target,
                                     uint32_t* out_size);
+  /* Optional: the configs this implementation can compile `key` (an
+   * untuned key) with, its default config first: one out->emit per config,
+   * every one naming each choice of its tune space. Without it, or with no
+   * config emitted, the implementation is not tunable and never gets a
+   * tuned key. Compile-only, thread-safe. */
+  jw_status (*tune_candidates)(void* user_data, const jw_compile_key_view* key,
+                               const jw_tune_config_sink* out);
 } jw_kernel_impl;
 
 typedef enum jw_impl_flag {

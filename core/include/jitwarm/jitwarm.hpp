@@ -123,25 +123,47 @@ struct Hash128 {
   std::string hex() const;  // 32 lowercase hex digits, hi first
 };
 
+// One choice of a tunable implementation's config (a descriptor's [tune]
+// table, docs/kernel-descriptors.md): block size, rows per block, ...
+struct TuneValue {
+  std::string name;
+  int64_t value = 0;
+  friend auto operator<=>(const TuneValue&, const TuneValue&) = default;
+};
+// A key's config, sorted by name, each name once; empty: the
+// implementation's default config (an untuned key).
+using TuneConfig = std::vector<TuneValue>;
+// "{rows=2, threads=256}"; "" for the empty config.
+std::string tune_config_text(const TuneConfig& config);
+
 // A compile key: kernel, implementation, target and per-parameter
-// specialization, in schema order. Immutable once built.
+// specialization, in schema order, and the config it is compiled with.
+// Immutable once built.
 class CompileKey {
  public:
+  // `config` is sorted by name; a name given twice throws
+  // Error(JW_ERROR_INVALID_ARGUMENT).
   CompileKey(std::string kernel_name, std::string impl_name, std::string target,
-             std::vector<ParamSpec> params);
+             std::vector<ParamSpec> params, TuneConfig config = {});
 
   const std::string& kernel_name() const { return kernel_name_; }
   const std::string& impl_name() const { return impl_name_; }
   const std::string& target() const { return target_; }
   const std::vector<ParamSpec>& params() const { return params_; }
   const ParamSpec* find_param(std::string_view name) const;
+  // The config it is compiled with; empty: the implementation's default.
+  const TuneConfig& config() const { return config_; }
+  // This key with another config (empty: the untuned key).
+  CompileKey with_config(TuneConfig config) const;
 
   // The one canonical byte encoding (see docs/compile-keys.md).
   const std::string& encoding() const { return encoding_; }
   // XXH3-128 of encoding(); stable across processes, builds and machines.
   Hash128 hash() const { return hash_; }
   // e.g. compute_slot_mapping[cuda:sm_90](positions:i64*:a16, block_size:i32:D,
-  //      BLOCK=1024) — the short kernel name (after the last dot).
+  //      BLOCK=1024) via cuda-nvrtc — the short kernel name (after the last
+  //      dot); a tuned key's config after the parameters: "...(...)
+  //      {threads=256} via cuda-nvrtc".
   std::string text() const;
   // Decode an encoding; throws Error(JW_ERROR_INVALID_ARGUMENT) on any
   // malformed, truncated or trailing input.
@@ -156,6 +178,7 @@ class CompileKey {
   std::string impl_name_;
   std::string target_;
   std::vector<ParamSpec> params_;
+  TuneConfig config_;
   std::string encoding_;
   Hash128 hash_;
 };
@@ -1015,6 +1038,12 @@ class Runtime {
   // fingerprint, as a compile would; compiles nothing. Throws
   // Error(JW_ERROR_NOT_FOUND) for a kernel or implementation not loaded.
   MissExplanation explain_miss(const CompileKey& key) const;
+  // The configs `key`'s implementation can compile it with (a descriptor's
+  // [tune] table, docs/kernel-descriptors.md), its default first, each
+  // sorted by name; empty for an implementation that is not tunable. `key`'s
+  // own config is ignored. Compiles nothing. Throws
+  // Error(JW_ERROR_NOT_FOUND) for a kernel or implementation not loaded.
+  std::vector<TuneConfig> tune_candidates(const CompileKey& key) const;
   // The artifact a launch of this key runs (for tools that inspect or ship
   // binaries, and for comparing against a raw driver launch), or nullopt
   // when it is not in memory. The views stay valid while the runtime lives.
