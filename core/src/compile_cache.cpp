@@ -229,24 +229,25 @@ bool CompileCache::store_entry(const CompileKey& key,
 }
 
 std::optional<Artifact> CompileCache::load_entry(const CompileKey& key,
-                                                 std::string_view fingerprint) {
+                                                 std::string_view fingerprint,
+                                                 bool counted) {
   std::optional<Artifact> artifact;
   const auto start = std::chrono::steady_clock::now();
   if (store_) {
     ArtifactStore::LoadReport report;
     artifact = store_->load_reporting(key, fingerprint, report);
-    if (artifact) disk_hits_.fetch_add(1, std::memory_order_relaxed);
+    if (artifact && counted) disk_hits_.fetch_add(1, std::memory_order_relaxed);
     if (report.rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
-    note_store_load(report, artifact.has_value(), start);
+    if (counted) note_store_load(report, artifact.has_value(), start);
   }
   if (!artifact && remote_) {
     artifact = load_remote(key, fingerprint);
-    if (artifact) {
+    if (artifact && counted) {
       metrics_.observe_load(CacheTier::redis,
                             std::chrono::steady_clock::now() - start);
     }
   }
-  if (!artifact) misses_.fetch_add(1, std::memory_order_relaxed);
+  if (!artifact && counted) misses_.fetch_add(1, std::memory_order_relaxed);
   return artifact;
 }
 

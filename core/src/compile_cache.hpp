@@ -200,8 +200,11 @@ class CompileCache {
   // Triton's): the tiers under memory alone, counted as any key's lookups
   // are (disk and remote hits, rejects, a miss when no tier has it), and
   // kept out of memory (their owner caches what it loads). Never throws.
+  // Not `counted`: no hit or miss is counted (a tuning result's lookup is
+  // no compile's), only rejects.
   std::optional<Artifact> load_entry(const CompileKey& key,
-                                     std::string_view fingerprint);
+                                     std::string_view fingerprint,
+                                     bool counted = true);
   // Written to the store and the remote tier; false when neither kept it.
   bool store_entry(const CompileKey& key, std::string_view fingerprint,
                    const Artifact& artifact);

@@ -17,6 +17,7 @@
 // ArgumentSignature::kInlineParams parameters) and builds no text: messages
 // are made only on the way out with an error.
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "errors.hpp"
@@ -25,38 +26,16 @@
 
 namespace jitwarm::detail {
 
-Launcher::Launcher(Registry& registry, Platforms& platforms,
-                   CompileCache& cache, CompileService& compiler)
-    : registry_(registry),
-      platforms_(platforms),
-      cache_(cache),
-      compiler_(compiler) {}
+namespace {
 
-const KernelState::Platform& Launcher::resolve(const KernelState& state,
-                                               std::string_view* platform) {
-  if (platform->empty()) *platform = platforms_.default_platform();
-  const KernelState::Platform* entry = state.find(*platform);
-  if (entry == nullptr) {
-    fail(JW_ERROR_NOT_FOUND,
-         "{} has no implementation for platform {} (implemented on: {})",
-         state.schema->name(), *platform, state.platform_list());
-  }
-  return *entry;
-}
-
-void Launcher::launch(const KernelSlot& slot,
-                      std::span<const jw_arg_value> args,
-                      std::string_view platform, int32_t device, void* stream) {
-  // 1. I2 (registry.hpp): this state stays valid while the guard lives.
-  const auto reading = registry_.read_guard();
-  const KernelState& state = *slot.state.load(std::memory_order_acquire);
-  const KernelSchema& schema = *state.schema;
-  // 2.
-  const KernelState::Platform& entry = resolve(state, &platform);
-  // 3. and 4.
-  const PreparedLaunch* prepared = find_or_prepare(state, entry, platform, args,
-                                                   device, /*for_launch=*/true);
-  // 5. Arguments in the implementation's order, defaults filled in.
+// Steps 5 and 6 of a launch: the arguments in the implementation's order,
+// defaults filled in, and the implementation's launch. Inlined into
+// Launcher::launch, which is the hot path; tuning's launches share it.
+[[gnu::always_inline]] inline void run_prepared(
+    const PreparedLaunch& launch, const KernelSchema& schema,
+    std::span<const jw_arg_value> args, void* stream) {
+  const PreparedLaunch* prepared = &launch;
+  // 5.
   const ImplRecord& impl = *prepared->impl;
   const auto& params = schema.params();
   std::span<const jw_arg_value> impl_args = args;
@@ -95,6 +74,84 @@ void Launcher::launch(const KernelSlot& slot,
     check_plugin_status(status,
                         fmt::format("launch of {}", prepared->key->text()));
   }
+}
+
+// The prepared launch of `key` (compiled through the cache) for arguments
+// of `signature` on `device`: what the miss path publishes, and what a
+// tuning run launches each candidate with.
+std::unique_ptr<PreparedLaunch> make_prepared(
+    CompileService& compiler, const ImplRecord& impl,
+    const KernelSchema& schema, const CompileKey& key,
+    const ArgumentSignature& signature, int32_t device, bool from_launch) {
+  const Artifact& artifact =
+      *compiler.compile(impl, schema, key, from_launch).artifact;
+  const auto& attachment =
+      *static_cast<const LaunchAttachment*>(artifact.attachment.get());
+
+  auto launch = std::make_unique<PreparedLaunch>(
+      signature, device, prepared_launch_hash(signature, device));
+  launch->impl = &impl;
+  launch->artifact = &artifact;
+  launch->key = &attachment.key;
+  jw_artifact_view& view = launch->view;
+  view.struct_size = sizeof(view);
+  view.key = &attachment.key_view.view;
+  view.binary = artifact.binary.data();
+  view.binary_size = artifact.binary.size();
+  view.format = artifact.format.c_str();
+  view.entry_point = artifact.entry_point.c_str();
+  view.artifact_id = artifact.id;
+  if (impl.c.prepare != nullptr) {
+    clear_last_error();
+    check_plugin_status(impl.c.prepare(impl.c.user_data, &launch->view,
+                                       &launch->plugin_prepared),
+                        fmt::format("prepare of {}", key.text()));
+    if (launch->plugin_prepared == nullptr) {
+      fail(JW_ERROR_INTERNAL,
+           "prepare of {} by {} succeeded but returned no prepared launch",
+           key.text(), impl.origin);
+    }
+  }
+  return launch;
+}
+
+}  // namespace
+
+Launcher::Launcher(Registry& registry, Platforms& platforms,
+                   CompileCache& cache, CompileService& compiler,
+                   TuneResults& tune_results)
+    : registry_(registry),
+      platforms_(platforms),
+      cache_(cache),
+      compiler_(compiler),
+      tune_results_(tune_results) {}
+
+const KernelState::Platform& Launcher::resolve(const KernelState& state,
+                                               std::string_view* platform) {
+  if (platform->empty()) *platform = platforms_.default_platform();
+  const KernelState::Platform* entry = state.find(*platform);
+  if (entry == nullptr) {
+    fail(JW_ERROR_NOT_FOUND,
+         "{} has no implementation for platform {} (implemented on: {})",
+         state.schema->name(), *platform, state.platform_list());
+  }
+  return *entry;
+}
+
+void Launcher::launch(const KernelSlot& slot,
+                      std::span<const jw_arg_value> args,
+                      std::string_view platform, int32_t device, void* stream) {
+  // 1. I2 (registry.hpp): this state stays valid while the guard lives.
+  const auto reading = registry_.read_guard();
+  const KernelState& state = *slot.state.load(std::memory_order_acquire);
+  const KernelSchema& schema = *state.schema;
+  // 2.
+  const KernelState::Platform& entry = resolve(state, &platform);
+  // 3. and 4.
+  const PreparedLaunch* prepared = find_or_prepare(state, entry, platform, args,
+                                                   device, /*for_launch=*/true);
+  // 5. and 6.
+  run_prepared(*prepared, schema, args, stream);
 }
 
 const PreparedLaunch* Launcher::find_or_prepare(
@@ -141,39 +198,42 @@ const PreparedLaunch& Launcher::prepare(const KernelState& state,
                                         const ArgumentSignature& signature) {
   const ImplRecord& impl = *entry.stack.front();
   const KernelSchema& schema = *state.schema;
+  CompileKey key = key_from_signature(schema, signature,
+                                      platforms_.target_for(platform, device),
+                                      impl.impl_name);
+  // A tunable implementation's key runs its winner on this kind of device,
+  // where a tuning result names one (tune_results.hpp).
+  if (impl.c.tune_candidates != nullptr) {
+    key = tune_results_.resolve(impl, key,
+                                platforms_.device_kind(platform, device));
+  }
+  return *entry.prepared->insert(make_prepared(
+      compiler_, impl, schema, key, signature, device, /*from_launch=*/true));
+}
+
+void Launcher::with_tuning_view(
+    const KernelSlot& slot, std::span<const jw_arg_value> args,
+    std::string_view platform, int32_t device, void* stream,
+    const std::function<void(const TuningView&)>& body) {
+  const auto reading = registry_.read_guard();  // registry.hpp I2
+  const KernelState& state = *slot.state.load(std::memory_order_acquire);
+  const ImplRecord& impl = *resolve(state, &platform).stack.front();
+  const KernelSchema& schema = *state.schema;
+  ArgumentSignature signature;
+  specialize_arguments(schema, args, ArgumentUse::launch, signature);
   const CompileKey key = key_from_signature(
       schema, signature, platforms_.target_for(platform, device),
       impl.impl_name);
-  const Artifact& artifact =
-      *compiler_.compile(impl, schema, key, /*from_launch=*/true).artifact;
-  const auto& attachment =
-      *static_cast<const LaunchAttachment*>(artifact.attachment.get());
-
-  auto launch = std::make_unique<PreparedLaunch>(
-      signature, device, prepared_launch_hash(signature, device));
-  launch->impl = &impl;
-  launch->artifact = &artifact;
-  launch->key = &attachment.key;
-  jw_artifact_view& view = launch->view;
-  view.struct_size = sizeof(view);
-  view.key = &attachment.key_view.view;
-  view.binary = artifact.binary.data();
-  view.binary_size = artifact.binary.size();
-  view.format = artifact.format.c_str();
-  view.entry_point = artifact.entry_point.c_str();
-  view.artifact_id = artifact.id;
-  if (impl.c.prepare != nullptr) {
-    clear_last_error();
-    check_plugin_status(impl.c.prepare(impl.c.user_data, &launch->view,
-                                       &launch->plugin_prepared),
-                        fmt::format("prepare of {}", key.text()));
-    if (launch->plugin_prepared == nullptr) {
-      fail(JW_ERROR_INTERNAL,
-           "prepare of {} by {} succeeded but returned no prepared launch",
-           key.text(), impl.origin);
-    }
-  }
-  return *entry.prepared->insert(std::move(launch));
+  const TuningView view{
+      schema, impl, key, platform, [&](const CompileKey& candidate) {
+        std::shared_ptr<const PreparedLaunch> prepared =
+            make_prepared(compiler_, impl, schema, candidate, signature, device,
+                          /*from_launch=*/false);
+        return std::function<void()>([prepared, &schema, args, stream] {
+          run_prepared(*prepared, schema, args, stream);
+        });
+      }};
+  body(view);
 }
 
 CompileKey Launcher::key_for(const KernelSlot& slot,

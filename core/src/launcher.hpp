@@ -18,6 +18,7 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -26,6 +27,7 @@
 #include "compile_service.hpp"
 #include "platforms.hpp"
 #include "registry.hpp"
+#include "tune_results.hpp"
 
 namespace jitwarm::detail {
 
@@ -36,7 +38,7 @@ class Launcher {
   // `cache` is the one `compiler` compiles through (the launcher counts
   // its hits there).
   Launcher(Registry& registry, Platforms& platforms, CompileCache& cache,
-           CompileService& compiler);
+           CompileService& compiler, TuneResults& tune_results);
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
@@ -51,6 +53,24 @@ class Launcher {
                                       int32_t device);
   CompileKey key_for(const KernelSlot& slot, std::span<const jw_arg_value> args,
                      std::string_view platform, int32_t device);
+
+  // For Runtime::tune (tuner.hpp): inside the registry's read guard,
+  // `body` with the winner of `slot` on `platform`, the (untuned) key these
+  // arguments launch, and launch_with(candidate): a function that launches
+  // the arguments once with that config's binary (compiled through the
+  // cache, compile only: past no JIT monitor, outside the prepared table).
+  struct TuningView {
+    const KernelSchema& schema;
+    const ImplRecord& impl;
+    const CompileKey& key;
+    std::string_view platform;
+    std::function<std::function<void()>(const CompileKey& candidate)>
+        launch_with;
+  };
+  void with_tuning_view(const KernelSlot& slot,
+                        std::span<const jw_arg_value> args,
+                        std::string_view platform, int32_t device, void* stream,
+                        const std::function<void(const TuningView&)>& body);
 
  private:
   // The winner on `platform` (empty: the default platform), or throws.
@@ -76,6 +96,7 @@ class Launcher {
   Platforms& platforms_;
   CompileCache& cache_;
   CompileService& compiler_;
+  TuneResults& tune_results_;
 };
 
 }  // namespace jitwarm::detail

@@ -29,31 +29,51 @@ PlatformInfo PlatformRecord::info() const {
   return info;
 }
 
-const std::string& PlatformRecord::target(int32_t device) {
+const std::string& PlatformRecord::remembered(
+    std::array<std::atomic<const std::string*>, kMaxDevices>& slots,
+    int32_t device, const std::function<std::string()>& ask) {
   if (device < 0 || device >= kMaxDevices) {
     fail(JW_ERROR_INVALID_ARGUMENT,
          "platform {}: device index {} is out of range", name, device);
   }
-  if (const std::string* t = targets_[device].load(std::memory_order_acquire))
+  if (const std::string* t = slots[device].load(std::memory_order_acquire))
     return *t;
   std::lock_guard lock(target_mutex_);
-  if (const std::string* t = targets_[device].load(std::memory_order_acquire))
+  if (const std::string* t = slots[device].load(std::memory_order_acquire))
     return *t;
-  TextCollector text;
-  const jw_text_sink sink = text.sink();
-  check_plugin_status(
-      c.device_target(c.user_data, device, &sink),
-      fmt::format("platform {}: target of device {}", name, device));
-  if (text.text.rfind(name + ":", 0) != 0) {
-    fail(JW_ERROR_INTERNAL,
-         "platform {} reported target '{}' for device {}; expected '{}:...'",
-         name, text.text, device, name);
-  }
-  target_storage_.push_back(
-      std::make_unique<std::string>(std::move(text.text)));
-  targets_[device].store(target_storage_.back().get(),
-                         std::memory_order_release);
+  target_storage_.push_back(std::make_unique<std::string>(ask()));
+  slots[device].store(target_storage_.back().get(), std::memory_order_release);
   return *target_storage_.back();
+}
+
+const std::string& PlatformRecord::target(int32_t device) {
+  return remembered(targets_, device, [&] {
+    TextCollector text;
+    const jw_text_sink sink = text.sink();
+    check_plugin_status(
+        c.device_target(c.user_data, device, &sink),
+        fmt::format("platform {}: target of device {}", name, device));
+    if (text.text.rfind(name + ":", 0) != 0) {
+      fail(JW_ERROR_INTERNAL,
+           "platform {} reported target '{}' for device {}; expected "
+           "'{}:...'",
+           name, text.text, device, name);
+    }
+    return std::move(text.text);
+  });
+}
+
+const std::string& PlatformRecord::device_kind(int32_t device) {
+  const std::string& device_target = target(device);  // checks the index
+  return remembered(kinds_, device, [&] {
+    if (c.device_name == nullptr) return device_target;
+    TextCollector text;
+    const jw_text_sink sink = text.sink();
+    check_plugin_status(
+        c.device_name(c.user_data, device, &sink),
+        fmt::format("platform {}: name of device {}", name, device));
+    return text.text.empty() ? device_target : std::move(text.text);
+  });
 }
 
 Platforms::Platforms() {
@@ -119,6 +139,14 @@ const std::string& Platforms::target_for(std::string_view platform,
   if (record == nullptr)
     fail(JW_ERROR_NOT_FOUND, "unknown platform '{}'", platform);
   return record->target(device);
+}
+
+const std::string& Platforms::device_kind(std::string_view platform,
+                                          int32_t device) {
+  PlatformRecord* record = find(platform);
+  if (record == nullptr)
+    fail(JW_ERROR_NOT_FOUND, "unknown platform '{}'", platform);
+  return record->device_kind(device);
 }
 
 }  // namespace jitwarm::detail

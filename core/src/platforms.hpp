@@ -16,6 +16,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,9 +42,19 @@ struct PlatformRecord {
   PlatformInfo info() const;
   // "cuda:sm_90" for a device; throws for a bad index or a plugin error.
   const std::string& target(int32_t device);
+  // The device's kind, which tuning results are kept per: its model name
+  // (jw_platform_desc.device_name), or its target where the platform names
+  // none. Asked once per device, like the target.
+  const std::string& device_kind(int32_t device);
 
  private:
+  // A per-device text asked of the plugin once (`ask` fills it).
+  const std::string& remembered(
+      std::array<std::atomic<const std::string*>, kMaxDevices>& slots,
+      int32_t device, const std::function<std::string()>& ask);
+
   std::array<std::atomic<const std::string*>, kMaxDevices> targets_{};
+  std::array<std::atomic<const std::string*>, kMaxDevices> kinds_{};
   CountedMutex target_mutex_;  // only for filling `targets_`
   std::vector<std::unique_ptr<std::string>> target_storage_;
 };
@@ -64,6 +75,8 @@ class Platforms {
   std::string_view default_platform();
   // Throws JW_ERROR_NOT_FOUND for an unknown platform.
   const std::string& target_for(std::string_view platform, int32_t device);
+  // PlatformRecord::device_kind; throws as target_for does.
+  const std::string& device_kind(std::string_view platform, int32_t device);
 
  private:
   using Snapshot = std::vector<std::shared_ptr<PlatformRecord>>;

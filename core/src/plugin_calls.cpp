@@ -248,6 +248,14 @@ jw_status platform_synchronize(void* user_data, int32_t device, void* stream) {
                                });
 }
 
+jw_status platform_device_name(void* user_data, int32_t device,
+                               const jw_text_sink* out) {
+  return guarded_platform_call(user_data, "device_name", kDeviceQueryThrew,
+                               [&](const jw_platform_desc& p) {
+                                 return p.device_name(p.user_data, device, out);
+                               });
+}
+
 }  // namespace
 
 std::string current_exception_text() {
@@ -337,6 +345,7 @@ jw_platform_desc guarded_platform_table(const GuardedPlatform& guarded) {
   c.free_memory = wrap(p.free_memory, &platform_free_memory);
   c.copy = wrap(p.copy, &platform_copy);
   c.synchronize = wrap(p.synchronize, &platform_synchronize);
+  c.device_name = wrap(p.device_name, &platform_device_name);
   return c;
 }
 

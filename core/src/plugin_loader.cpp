@@ -241,7 +241,11 @@ jw_status host_register_platform(void* ctx, const jw_platform_desc* platform) {
     }
     // The core calls the platform through guards that hold its own table.
     auto guarded = std::make_shared<GuardedPlatform>();
-    std::memcpy(&guarded->plugin, platform, sizeof(jw_platform_desc));
+    // Only the fields its struct_size covers: a plugin built before an
+    // appended field leaves it null.
+    std::memcpy(
+        &guarded->plugin, platform,
+        std::min<std::size_t>(platform->struct_size, sizeof(jw_platform_desc)));
     guarded->name = platform->name;
     guarded->plugin.name = guarded->name.c_str();
     guarded->origin = lib.path_;

@@ -10,6 +10,7 @@
 #include "host_kernels.hpp"
 #include "miss_explanation.hpp"
 #include "runtime_impl.hpp"
+#include "tuner.hpp"
 
 namespace jitwarm::detail {
 namespace {
@@ -42,8 +43,11 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options)
       caches_(options, logger_),
       registry_(logger_),
       compiler_(caches_.cache(), monitor_, logger_),
-      launcher_(registry_, platforms_, caches_.cache(), compiler_),
-      warmup_(registry_, platforms_, caches_, compiler_, logger_),
+      tune_results_(caches_.cache(), logger_),
+      launcher_(registry_, platforms_, caches_.cache(), compiler_,
+                tune_results_),
+      warmup_(registry_, platforms_, caches_, compiler_, tune_results_,
+              logger_),
       load_history_(logger_),
       source_kernels_(registry_, logger_, load_history_),
       plugin_host_(logger_, registry_, platforms_, caches_, load_history_,
@@ -342,6 +346,52 @@ std::vector<TuneConfig> Runtime::tune_candidates(const CompileKey& key) const {
                       [&](const detail::ImplRecord& impl) {
                         return detail::tune_candidates(impl, key);
                       });
+}
+
+TuneResult Runtime::tune(std::string_view kernel,
+                         std::span<const jw_arg_value> args,
+                         const TuneOptions& options) {
+  auto slot = impl_->registry().slot(kernel);
+  if (!slot) {
+    slot = impl_->registry().slot(
+        resolve_kernel_name(kernel, impl_->registry().kernel_names()));
+  }
+  TuneResult result =
+      detail::tune_launches(impl_->launcher(), impl_->platforms(),
+                            impl_->tune_results(), *slot, args, options);
+  impl_->registry().collect_retired();  // as after a launch
+  return result;
+}
+
+std::optional<TuneResult> Runtime::tune_result(
+    const CompileKey& key, std::string_view device_kind) const {
+  return ask_key_impl(
+      *impl_, key, "tune_result", [&](const detail::ImplRecord& impl) {
+        return impl_->tune_results().find(impl, key, device_kind);
+      });
+}
+
+std::string Runtime::device_kind(std::string_view platform,
+                                 int32_t device) const {
+  return impl_->platforms().device_kind(
+      platform.empty() ? impl_->platforms().default_platform() : platform,
+      device);
+}
+
+std::string TuneResult::to_text() const {
+  std::string out =
+      fmt::format("{}\n  on {}: best {}{}\n", key_text, device_kind,
+                  tune_config_text(best), stored ? "" : " (not stored)");
+  for (const TuneTiming& t : timings) {
+    const std::string config = tune_config_text(t.config);
+    if (!t.error.empty()) {
+      out += fmt::format("  {:<40} failed: {}\n", config, t.error);
+    } else {
+      out += fmt::format("  {:<40} {:>12.3f} us{}\n", config, t.seconds * 1e6,
+                         t.config == best ? "  <- best" : "");
+    }
+  }
+  return out;
 }
 
 MissExplanation Runtime::explain_miss(const CompileKey& key) const {

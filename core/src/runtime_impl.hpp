@@ -10,6 +10,8 @@
 //   platforms           platforms.hpp          platforms, default platform
 //   compile service     compile_service.hpp    a key compiled through the
 //                                              cache, past the monitor
+//   tuning results      tune_results.hpp       winning configs per key and
+//                                              device kind, as cache entries
 //   launcher            launcher.hpp           the launch path (launch.cpp)
 //   warmup              warmup_execution.hpp   plan, compile, worker
 //                                              processes
@@ -58,6 +60,7 @@
 #include "registry.hpp"
 #include "runtime_caches.hpp"
 #include "source_kernels.hpp"
+#include "tune_results.hpp"
 #include "warmup_execution.hpp"
 
 namespace jitwarm::detail {
@@ -89,6 +92,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   RuntimeCaches& caches() { return caches_; }
   Registry& registry() { return registry_; }
   Platforms& platforms() { return platforms_; }
+  TuneResults& tune_results() { return tune_results_; }
   Launcher& launcher() { return launcher_; }
   WarmupExecution& warmup() { return warmup_; }
   PluginLoadHistory& load_history() { return load_history_; }
@@ -102,6 +106,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   Registry registry_;
   Platforms platforms_;
   CompileService compiler_;
+  TuneResults tune_results_;
   Launcher launcher_;
   WarmupExecution warmup_;
   PluginLoadHistory load_history_;

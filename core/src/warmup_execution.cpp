@@ -21,11 +21,13 @@ namespace jitwarm::detail {
 
 WarmupExecution::WarmupExecution(Registry& registry, Platforms& platforms,
                                  RuntimeCaches& caches,
-                                 CompileService& compiler, Logger& logger)
+                                 CompileService& compiler,
+                                 TuneResults& tune_results, Logger& logger)
     : registry_(registry),
       platforms_(platforms),
       caches_(caches),
       compiler_(compiler),
+      tune_results_(tune_results),
       logger_(logger) {}
 
 std::vector<WarmupWork> WarmupExecution::plan(
@@ -45,9 +47,13 @@ std::vector<WarmupWork> WarmupExecution::plan(
                      : std::string(platforms_.default_platform());
     }
     std::string target = options.target;
+    std::string device_kind = options.device_kind;
     if (target.empty()) {
       try {
         target = platforms_.target_for(platform, 0);
+        if (device_kind.empty()) {
+          device_kind = platforms_.device_kind(platform, 0);
+        }
       } catch (const Error& e) {
         fail(e.status(),
              "warmup on {}: no target given and none detected ({}); pass a "
@@ -77,6 +83,10 @@ std::vector<WarmupWork> WarmupExecution::plan(
     const std::shared_ptr<ImplRecord>& impl = entry->stack.front();
     for (CompileKey& key : enumerate_warmup_keys(*state->schema, request,
                                                  target, impl->impl_name)) {
+      // The config a launch on that kind of device uses (tune_results.hpp).
+      if (!device_kind.empty() && impl->c.tune_candidates != nullptr) {
+        key = tune_results_.resolve(*impl, key, device_kind);
+      }
       if (seen.insert(key.encoding()).second) {
         work.push_back(WarmupWork{state->schema, impl, std::move(key)});
       }
@@ -118,7 +128,11 @@ WarmupResult WarmupExecution::warm_keys(const std::vector<CompileKey>& keys,
            key.text(), key.impl_name(), key.kernel_name(), platform,
            impl ? impl->impl_name : std::string("not implemented"));
     }
-    work.push_back(WarmupWork{state->schema, impl, key});
+    work.push_back(WarmupWork{
+        state->schema, impl,
+        options.device_kind.empty() || impl->c.tune_candidates == nullptr
+            ? key
+            : tune_results_.resolve(*impl, key, options.device_kind)});
   }
   return compile_all(work, options);
 }

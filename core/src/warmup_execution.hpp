@@ -30,6 +30,7 @@
 #include "platforms.hpp"
 #include "registry.hpp"
 #include "runtime_caches.hpp"
+#include "tune_results.hpp"
 #include "warmup_schedule.hpp"
 
 namespace jitwarm::detail {
@@ -46,7 +47,7 @@ class WarmupExecution {
   // `logger` is not const: a forked worker replaces its sink.
   WarmupExecution(Registry& registry, Platforms& platforms,
                   RuntimeCaches& caches, CompileService& compiler,
-                  Logger& logger);
+                  TuneResults& tune_results, Logger& logger);
   WarmupExecution(const WarmupExecution&) = delete;
   WarmupExecution& operator=(const WarmupExecution&) = delete;
 
@@ -85,6 +86,7 @@ class WarmupExecution {
   Platforms& platforms_;
   RuntimeCaches& caches_;
   CompileService& compiler_;
+  TuneResults& tune_results_;
   Logger& logger_;
 };
 

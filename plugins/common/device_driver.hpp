@@ -85,6 +85,12 @@ class DeviceDriver {
   virtual int32_t device_count() = 0;
   // The device's architecture as a target arch, e.g. "sm_90", "gfx942".
   virtual std::string device_arch(int32_t device) = 0;
+  // The device's model ("NVIDIA H200"), or empty where the driver cannot
+  // say: the platform then reports none (its target stands for it).
+  virtual std::string device_name(int32_t device) {
+    static_cast<void>(device);
+    return {};
+  }
 
   // The artifact's entry point in the context a launch on `stream` (NULL:
   // the device's default stream) for tensors on `device` runs in. Loaded

@@ -69,6 +69,12 @@ struct PlatformCallbacks {
                               backend.driver().device_arch(device));
     });
   }
+  static jw_status device_name(void* user_data, int32_t device,
+                               const jw_text_sink* out) {
+    return plugin::guarded([&] {
+      plugin::append(out, backend_of(user_data).driver().device_name(device));
+    });
+  }
   static jw_status allocate(void* user_data, int32_t device, size_t bytes,
                             void** out_ptr) {
     return plugin::guarded([&] {
@@ -387,6 +393,7 @@ void register_with(InstalledBackend& installed, const jw_host_api& host) {
   platform.free_memory = &PlatformCallbacks::free_memory;
   platform.copy = &PlatformCallbacks::copy;
   platform.synchronize = &PlatformCallbacks::synchronize;
+  platform.device_name = &PlatformCallbacks::device_name;
   plugin::check_host(host.register_platform(host.host_ctx, &platform),
                      "registering the " + description.platform + " platform");
 }

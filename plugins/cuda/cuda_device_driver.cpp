@@ -9,6 +9,7 @@
 #include "cuda_target.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 
@@ -63,6 +64,8 @@ CudaDriverApi::CudaDriverApi(const gpu::DynamicLibrary& library) {
 #undef JW_RESOLVE_DRIVER_FUNCTION
   cuCtxGetId = gpu::LibraryFunction<decltype(&::cuCtxGetId)>(
       library, JW_SYMBOL_NAME(cuCtxGetId));
+  cuDeviceGetName = gpu::LibraryFunction<decltype(&::cuDeviceGetName)>(
+      library, JW_SYMBOL_NAME(cuDeviceGetName));
 }
 
 std::vector<std::string> CudaDriverApi::missing() const {
@@ -268,6 +271,20 @@ std::string CudaDeviceDriver::device_arch(int32_t device) {
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
         "cuDeviceGetAttribute", JW_ERROR_INTERNAL, where);
   return cuda_arch_for(major, minor);
+}
+
+std::string CudaDeviceDriver::device_name(int32_t device) {
+  require_device(device);
+  if (!api_->cuDeviceGetName.available()) return {};
+  const auto where = [&] { return "for device " + std::to_string(device); };
+  CUdevice handle = 0;
+  check(api_->cuDeviceGet(&handle, device), "cuDeviceGet", JW_ERROR_NO_DEVICE,
+        where);
+  std::array<char, 256> name{};
+  check(api_->cuDeviceGetName(name.data(), static_cast<int>(name.size()) - 1,
+                              handle),
+        "cuDeviceGetName", JW_ERROR_INTERNAL, where);
+  return name.data();
 }
 
 gpu::LoadedKernel CudaDeviceDriver::load_kernel(

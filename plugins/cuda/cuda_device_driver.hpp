@@ -70,6 +70,9 @@ struct CudaDriverApi {
   // Optional (drivers of CUDA 12.0 and later): a context's process-unique
   // id. Without it modules are keyed by the context handle alone.
   gpu::LibraryFunction<decltype(&::cuCtxGetId)> cuCtxGetId;
+  // Optional: a device's model name (tuning results are kept per model;
+  // without it the device's target stands for it).
+  gpu::LibraryFunction<decltype(&::cuDeviceGetName)> cuDeviceGetName;
 };
 
 class CudaDeviceDriver final : public gpu::DeviceDriver {
@@ -84,6 +87,7 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   gpu::DriverStatus status() override;
   int32_t device_count() override;
   std::string device_arch(int32_t device) override;
+  std::string device_name(int32_t device) override;
   gpu::LoadedKernel load_kernel(int32_t device, void* stream,
                                 const gpu::ArtifactRef& artifact) override;
   gpu::LaunchContext launch_context(int32_t device, void* stream) override;

@@ -516,6 +516,12 @@ typedef struct jw_platform_desc {
   jw_status (*copy)(void* user_data, int32_t device, void* dst, const void* src,
                     size_t bytes, jw_copy_direction dir, void* stream);
   jw_status (*synchronize)(void* user_data, int32_t device, void* stream);
+  /* --- appended fields (read them only when struct_size covers them) --- */
+  /* Optional: the device's model, e.g. "NVIDIA H200". Tuning results are
+   * kept per device kind (docs/tuning.md): this name, or the device's
+   * target where the platform gives none. */
+  jw_status (*device_name)(void* user_data, int32_t device,
+                           const jw_text_sink* out);
 } jw_platform_desc;
 
 /* ------------------------------------------------------------------------ */

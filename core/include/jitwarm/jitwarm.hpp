@@ -625,6 +625,13 @@ struct WarmupOptions {
   // private temporary one). The fork takes only the calling thread: start
   // it while no other thread is inside the runtime.
   WarmupParallelism parallel = WarmupParallelism::threads;
+  // The kind of device the warmed keys will run on (Runtime::device_kind,
+  // e.g. "NVIDIA H200"): a key with a tuning result for that kind is warmed
+  // with its winning config, the one a launch there uses (docs/tuning.md).
+  // Empty: device 0's kind where the target is detected from it, else none
+  // (every key with its default config), so a compile-only warmup for a
+  // given target never initializes a driver.
+  std::string device_kind = {};
 };
 
 struct WarmupKeyResult {
@@ -676,6 +683,49 @@ struct LaunchOptions {
   std::string platform;  // empty: the runtime's default launch platform
   int32_t device = 0;
   void* stream = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// Tuning (docs/tuning.md)
+// ---------------------------------------------------------------------------
+// One candidate of a tuning run: seconds per launch, or why it has none.
+struct TuneTiming {
+  TuneConfig config;
+  double seconds = 0;
+  std::string error;  // empty: it compiled and ran
+};
+
+// The fastest config for one key (untuned) on one kind of device: what
+// Runtime::tune measured and stores as a cache entry.
+struct TuneResult {
+  std::string key_text;  // the untuned key
+  Hash128 key_hash;
+  std::string device_kind = {};
+  TuneConfig best;                  // the winner, every choice named
+  std::vector<TuneTiming> timings;  // the candidates, default first
+  bool stored = false;  // kept in a persistent tier (disk, system, remote)
+  // Readable lines: the key, the device kind, then each candidate with its
+  // time and the winner marked.
+  std::string to_text() const;
+};
+
+struct TuneOptions {
+  LaunchOptions launch =
+      {};  // platform, device and stream the candidates run on
+  uint32_t warmup_launches = 3;  // untimed, per candidate
+  uint32_t timed_launches = 20;  // per candidate
+  // Seconds per launch of `candidate`, given `launch_once`, which launches
+  // it once, asynchronously on the stream. Unset: the host's steady clock
+  // around timed_launches launches after warmup_launches, each side of a
+  // platform synchronize. Hosts with device timers (CUDA events) and tests
+  // give their own.
+  std::function<double(const CompileKey& candidate,
+                       const std::function<void()>& launch_once)>
+      measure = {};
+  // After each candidate: done, total, its timing.
+  std::function<void(std::size_t, std::size_t, const TuneTiming&)> progress =
+      {};
+  bool store = true;  // keep the result (memory and persistent tiers)
 };
 
 // A handle to a kernel by name. It resolves the implementation through the
@@ -1044,6 +1094,26 @@ class Runtime {
   // own config is ignored. Compiles nothing. Throws
   // Error(JW_ERROR_NOT_FOUND) for a kernel or implementation not loaded.
   std::vector<TuneConfig> tune_candidates(const CompileKey& key) const;
+  // Benchmarks every candidate config of the key these arguments launch
+  // (real device tensors: the launches run), keeps the fastest and, with
+  // options.store, stores it for the device's kind: from then on a launch
+  // of that key on a device of that kind, in this runtime or any sharing
+  // its cache tiers, uses the winner, and so does a warmup for that kind.
+  // Throws Error(JW_ERROR_INVALID_ARGUMENT) for an implementation that is
+  // not tunable, and Error naming each candidate's failure when none ran.
+  // A runtime that already launched the key keeps its binary for it.
+  TuneResult tune(std::string_view kernel, std::span<const jw_arg_value> args,
+                  const TuneOptions& options = {});
+  // The stored result for `key` (its own config ignored) on `device_kind`,
+  // or nullopt: read from memory, else the persistent tiers. A result whose
+  // winner the implementation no longer offers is none.
+  std::optional<TuneResult> tune_result(const CompileKey& key,
+                                        std::string_view device_kind) const;
+  // The kind of a device that tuning results are kept per: its model name
+  // ("NVIDIA H200") where the platform tells it, else its target
+  // ("cuda:sm_90"). Initializes the platform's driver, as target_for does.
+  std::string device_kind(std::string_view platform = {},
+                          int32_t device = 0) const;
   // The artifact a launch of this key runs (for tools that inspect or ship
   // binaries, and for comparing against a raw driver launch), or nullopt
   // when it is not in memory. The views stay valid while the runtime lives.

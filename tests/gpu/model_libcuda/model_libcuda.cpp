@@ -32,6 +32,7 @@
 #include "h200_attributes.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -298,6 +299,17 @@ CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
   return entry("cuDeviceGet", Needs::init, [&](Model&) {
     if (!valid_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
     *device = ordinal;
+    return CUDA_SUCCESS;
+  });
+}
+// Its devices are one model, as a fleet node's are (tuning results are kept
+// per model).
+CUresult CUDAAPI cuDeviceGetName(char* name, int length, CUdevice device) {
+  return entry("cuDeviceGetName", Needs::init, [&](Model&) {
+    if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (name == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
+    std::snprintf(name, static_cast<std::size_t>(length), "%s",
+                  "jitwarm model GPU");
     return CUDA_SUCCESS;
   });
 }
