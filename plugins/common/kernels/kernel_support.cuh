@@ -67,6 +67,23 @@ constexpr int kVectorNever = 0;
 constexpr int kVectorIfSizesAllow = 1;
 constexpr int kVectorAlways = 2;
 
+// A tunable kernel's choices ([tune], docs/kernel-descriptors.md) that
+// change its code ride in the template argument of its vector mode: the mode
+// in the two low bits, each choice in a field above them that is 0 at the
+// choice's default. A key without a config therefore spells the template
+// arguments (name expression, entry point) it did before the kernel was
+// tunable, and a config adds no template argument or define.
+// (Variable templates: NVRTC takes an unannotated constexpr function for a
+// host function, which JIT mode refuses.)
+template <int kPlan>
+constexpr int kVectorModeOf = kPlan % 4;
+// The field of kPlan that starts at kScale (a power of two, at least 4) and
+// holds values below kSize, or kFallback where it is 0 (the default).
+template <int kPlan, int kScale, int kSize, int kFallback>
+constexpr int kTunedField = (kPlan / kScale) % kSize == 0
+                                ? kFallback
+                                : (kPlan / kScale) % kSize;
+
 // ---------------------------------------------------------------------------
 // 16-bit floats: storage only; arithmetic happens in float32.
 // ---------------------------------------------------------------------------

@@ -5,17 +5,19 @@
 //
 // Launch: one block per row (grid.x = T, capped by the host; blocks stride
 // the rows). The host sizes the block so that each thread has about
-// kCachedAccesses accesses of the row: they are issued back to back and kept
-// in registers for the second pass, so x is read from memory once and many
-// bytes are in flight per SM (a row cannot be written before its reduction
-// ends). Longer rows re-read the rest (from cache). The sum of squares is a
-// block reduction: warp shuffles of the target's width, then shared memory.
+// kCachedAccesses accesses of the row (4 unless tuned): they are issued back
+// to back and kept in registers for the second pass, so x is read from
+// memory once and many bytes are in flight per SM (a row cannot be written
+// before its reduction ends). Longer rows re-read the rest (from cache). The
+// sum of squares is a block reduction: warp shuffles of the target's width,
+// then shared memory.
 //
 // out may alias x (in-place normalization, as the CPU reference allows):
 // each thread writes only the elements it read itself, after reading them,
 // so neither pointer is __restrict__.
 //
-// Specialization: kVectorMode (kernel_support.cuh) from the key: 16-byte
+// Specialization: kPlan holds kVectorMode (kernel_support.cuh) from the key,
+// and rms_norm.toml's tune choices above it (zero at their defaults): 16-byte
 // accesses always when out, x and weight are aligned and H and x_stride are
 // divisible by 16; after a run-time check of H and x_stride when only the
 // pointers are proven aligned; never otherwise. H and x_stride follow their
@@ -27,9 +29,17 @@
 namespace jw::kernels {
 namespace rms_norm_detail {
 
-constexpr int kCachedAccesses = 4;
+// kPlan's tune fields (rms_norm.toml's last template argument): the
+// accesses each thread caches, and the block's thread cap in units of 32,
+// which is also the launch bound, so that a smaller block leaves each thread
+// more registers for a longer cache.
+template <int kPlan>
+constexpr int kCachedAccessesOf = kTunedField<kPlan, 4, 64, 4>;
+template <int kPlan>
+constexpr int kMaxThreadsOf =
+    32 * kTunedField<kPlan, 256, 64, kMaxBlockThreads / 32>;
 
-template <typename T, int kPerAccess>
+template <typename T, int kPerAccess, int kCachedAccesses>
 JW_INLINE void normalize_row(T* result, const T* in,
                              const T* __restrict__ weight, i64 hidden,
                              float epsilon) {
@@ -92,11 +102,14 @@ JW_INLINE void normalize_row(T* result, const T* in,
 }  // namespace rms_norm_detail
 
 template <typename T, typename TXStride, int kXStrideClass, typename TEps,
-          typename TRows, typename THidden, int kHiddenClass, int kVectorMode>
-__global__ JW_LAUNCH_BOUNDS(kMaxBlockThreads) void rms_norm(
+          typename TRows, typename THidden, int kHiddenClass, int kPlan>
+__global__
+JW_LAUNCH_BOUNDS(rms_norm_detail::kMaxThreadsOf<kPlan>) void rms_norm(
     T* out, const T* x, TXStride x_stride, const T* __restrict__ weight,
     TEps eps, TRows T_, THidden H) {
   using rms_norm_detail::normalize_row;
+  constexpr int kVectorMode = kVectorModeOf<kPlan>;
+  constexpr int kCached = rms_norm_detail::kCachedAccessesOf<kPlan>;
   constexpr int kPerVector = Vector<T>::kElements;
   const i64 hidden = static_cast<i64>(specialize<kHiddenClass>(H));
   const i64 row_stride = static_cast<i64>(specialize<kXStrideClass>(x_stride));
@@ -112,15 +125,17 @@ __global__ JW_LAUNCH_BOUNDS(kMaxBlockThreads) void rms_norm(
     const T* in = x + row * row_stride;
     T* result = out + row * hidden;
     if constexpr (kVectorMode == kVectorAlways) {
-      normalize_row<T, kPerVector>(result, in, weight, hidden, epsilon);
+      normalize_row<T, kPerVector, kCached>(result, in, weight, hidden,
+                                            epsilon);
     } else if constexpr (kVectorMode == kVectorIfSizesAllow) {
       if (sizes_allow_vectors) {
-        normalize_row<T, kPerVector>(result, in, weight, hidden, epsilon);
+        normalize_row<T, kPerVector, kCached>(result, in, weight, hidden,
+                                              epsilon);
       } else {
-        normalize_row<T, 1>(result, in, weight, hidden, epsilon);
+        normalize_row<T, 1, kCached>(result, in, weight, hidden, epsilon);
       }
     } else {
-      normalize_row<T, 1>(result, in, weight, hidden, epsilon);
+      normalize_row<T, 1, kCached>(result, in, weight, hidden, epsilon);
     }
   }
 }

@@ -8,7 +8,8 @@
 // before computing, so several loads are in flight per thread; an access is
 // one element or one 16-byte vector.
 //
-// Specialization: kVectorMode (kernel_support.cuh) from the key: 16-byte
+// Specialization: kPlan holds kVectorMode (kernel_support.cuh) from the key,
+// and silu_and_mul.toml's unroll above it (0 by default): 16-byte
 // accesses always when out and x are aligned and H is divisible by 16 (so
 // every row start and the second half of x are aligned too); after a
 // run-time check of H when only the pointers are proven aligned; never
@@ -23,18 +24,22 @@ namespace silu_detail {
 // Accesses per thread per step: elements (and 4-element vectors) are loaded
 // several at a time to keep bytes in flight; 8-element (16-bit) vectors are
 // already compute-bound, where more registers per thread only cost
-// occupancy. The host plans with the same numbers (launch_plan.cpp).
-template <int kPerAccess>
+// occupancy. A tuned key gives its own (kChoice, not 0). The host plans
+// with the same numbers (silu_and_mul.toml's `steps`).
+template <int kPerAccess, int kChoice>
 struct Unroll {
-  static constexpr int value = kPerAccess == 1 ? 4 : kPerAccess == 4 ? 2 : 1;
+  static constexpr int value = kChoice != 0      ? kChoice
+                               : kPerAccess == 1 ? 4
+                               : kPerAccess == 4 ? 2
+                                                 : 1;
 };
 
-template <typename T, int kPerAccess>
+template <typename T, int kPerAccess, int kChoice>
 JW_INLINE void silu_row(T* __restrict__ result, const T* __restrict__ gate,
                         const T* __restrict__ up, i64 accesses, i64 first,
                         i64 stride) {
   typedef Access<T, kPerAccess> A;
-  constexpr int kUnroll = Unroll<kPerAccess>::value;
+  constexpr int kUnroll = Unroll<kPerAccess, kChoice>::value;
   for (i64 base = first; base < accesses; base += kUnroll * stride) {
     typename A::type a[kUnroll];
     typename A::type b[kUnroll];
@@ -65,10 +70,12 @@ JW_INLINE void silu_row(T* __restrict__ result, const T* __restrict__ gate,
 }  // namespace silu_detail
 
 template <typename T, typename TRows, typename THidden, int kHiddenClass,
-          int kVectorMode>
+          int kPlan>
 __global__ void silu_and_mul(T* __restrict__ out, const T* __restrict__ x,
                              TRows T_, THidden H) {
   using silu_detail::silu_row;
+  constexpr int kVectorMode = kVectorModeOf<kPlan>;
+  constexpr int kUnrollChoice = kTunedField<kPlan, 4, 64, 0>;
   constexpr int kPerVector = Vector<T>::kElements;
   const i64 hidden = static_cast<i64>(specialize<kHiddenClass>(H));
   const i64 rows = static_cast<i64>(T_);
@@ -84,17 +91,17 @@ __global__ void silu_and_mul(T* __restrict__ out, const T* __restrict__ x,
     const T* up = gate + hidden;
     T* result = out + row * hidden;
     if constexpr (kVectorMode == kVectorAlways) {
-      silu_row<T, kPerVector>(result, gate, up, hidden / kPerVector, first,
-                              stride);
+      silu_row<T, kPerVector, kUnrollChoice>(
+          result, gate, up, hidden / kPerVector, first, stride);
     } else if constexpr (kVectorMode == kVectorIfSizesAllow) {
       if (sizes_allow_vectors) {
-        silu_row<T, kPerVector>(result, gate, up, hidden / kPerVector, first,
-                                stride);
+        silu_row<T, kPerVector, kUnrollChoice>(
+            result, gate, up, hidden / kPerVector, first, stride);
       } else {
-        silu_row<T, 1>(result, gate, up, hidden, first, stride);
+        silu_row<T, 1, kUnrollChoice>(result, gate, up, hidden, first, stride);
       }
     } else {
-      silu_row<T, 1>(result, gate, up, hidden, first, stride);
+      silu_row<T, 1, kUnrollChoice>(result, gate, up, hidden, first, stride);
     }
   }
 }
