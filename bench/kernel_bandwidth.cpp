@@ -2,7 +2,11 @@
 // against a device-to-device copy measured in the same run.
 //
 //   jitwarm-bench-bandwidth --platform cuda [--scale 1.0] [--iterations 20]
-//   [--json FILE]
+//   [--json FILE] [--only KERNEL-SUBSTRING] [--tune]
+//
+// --tune: each tunable kernel is tuned first on the very arguments it is
+// timed with (Runtime::tune, docs/tuning.md), and runs its winner; the
+// table names the config.
 //
 // Each kernel runs on inputs of a few hundred MB to GB (scaled by --scale),
 // is warmed first (so no compile is timed), launched once untimed, then
@@ -36,6 +40,7 @@ struct Options {
   int iterations = 20;
   std::string json_path;
   std::string only;
+  bool tune = false;
 };
 
 // Device memory through the platform's services.
@@ -89,6 +94,7 @@ struct Measurement {
   std::string shape;
   double bytes = 0;
   double seconds = 0;  // per launch
+  std::string config;  // the tuned config it ran with (--tune), else empty
   double gbps() const { return bytes / seconds / 1e9; }
 };
 
@@ -136,10 +142,13 @@ int main(int argc, char** argv) {
       o.json_path = next();
     else if (a == "--only")
       o.only = next();
+    else if (a == "--tune")
+      o.tune = true;
     else {
       std::cerr << "usage: jitwarm-bench-bandwidth [--platform P] [--device N] "
                    "[--scale S] "
-                   "[--iterations N] [--json FILE] [--only KERNEL-SUBSTRING]\n";
+                   "[--iterations N] [--json FILE] [--only KERNEL-SUBSTRING] "
+                   "[--tune]\n";
       return 2;
     }
   }
@@ -155,17 +164,32 @@ int main(int argc, char** argv) {
     const auto wanted = [&](const std::string& name) {
       return o.only.empty() || name.find(o.only) != std::string::npos;
     };
+    // With --tune, each tunable kernel is tuned on these very arguments
+    // first (Runtime::tune), and the warmup and the timed launches use the
+    // winner, as a tuned server's would.
+    WarmupOptions warmup;
+    if (o.tune) warmup.device_kind = runtime.device_kind(o.platform, o.device);
     const auto run = [&](const std::string& kernel, const std::string& shape,
                          double bytes, std::vector<jw_arg_value> args) {
       KernelHandle k = runtime.kernel(kernel);
-      runtime.warmup_keys({k.key_for(args, launch)});
+      const CompileKey key = k.key_for(args, launch);
+      std::string config;
+      if (o.tune && !runtime.tune_candidates(key).empty()) {
+        TuneOptions tuning;
+        tuning.launch = launch;
+        tuning.timed_launches = static_cast<uint32_t>(o.iterations);
+        const TuneResult tuned = runtime.tune(kernel, args, tuning);
+        std::cerr << tuned.to_text();
+        config = tune_config_text(tuned.best);
+      }
+      runtime.warmup_keys({key}, warmup);
       const uint64_t compiles = runtime.cache_stats().compiles;
       const double s =
           time_per_call(mem, o.iterations, [&] { k.launch(args, launch); });
       if (runtime.cache_stats().compiles != compiles)
         throw std::runtime_error("a timed launch compiled");
       results.push_back(
-          {kernel.substr(kernel.rfind('.') + 1), shape, bytes, s});
+          {kernel.substr(kernel.rfind('.') + 1), shape, bytes, s, config});
       std::cerr << fmt::format("{:<22} {:<34} {:8.1f} GB/s\n",
                                results.back().kernel, shape,
                                results.back().gbps());
@@ -407,15 +431,16 @@ int main(int argc, char** argv) {
     j["kernels"] = nlohmann::json::array();
     for (const auto& m : results) {
       std::cout << fmt::format(
-          "| {:<22} | {:<34} | {:>9.1f} | {:>9.1f} | {:>8.1f} | {:>6.2f}x |\n",
+          "| {:<22} | {:<34} | {:>9.1f} | {:>9.1f} | {:>8.1f} | {:>6.2f}x |{}\n",
           m.kernel, m.shape, m.bytes / 1e6, m.seconds * 1e6, m.gbps(),
-          m.gbps() / copy_gbps);
+          m.gbps() / copy_gbps, m.config.empty() ? "" : " " + m.config);
       j["kernels"].push_back({{"kernel", m.kernel},
                               {"shape", m.shape},
                               {"bytes", m.bytes},
                               {"seconds", m.seconds},
                               {"gbps", m.gbps()},
-                              {"ratio_to_copy", m.gbps() / copy_gbps}});
+                              {"ratio_to_copy", m.gbps() / copy_gbps},
+                              {"config", m.config}});
     }
     if (!o.json_path.empty()) std::ofstream(o.json_path) << j.dump(2) << "\n";
     return 0;

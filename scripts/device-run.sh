@@ -5,7 +5,7 @@
 #
 #   bash scripts/device-run.sh [SECTION...]   (default: all sections)
 #
-# Sections: check conformance example bandwidth launch turns python warmup
+# Sections: check conformance example bandwidth tune launch turns python warmup
 # ('turns' needs .carry/baseline from scripts/device-baseline.sh; it is not
 # in the default list)
 set -u
@@ -64,6 +64,24 @@ if want bandwidth; then
   echo "== bandwidth (JITWARM_CUDA_COMPILE_THREADS=1: one thread per compile)" | tee -a "$OUT/bench.txt"
   JITWARM_CUDA_COMPILE_THREADS=1 build-device/bench/jitwarm-bench-bandwidth --platform cuda \
     --iterations 30 2>/dev/null | tee -a "$OUT/bench.txt"
+fi
+
+if want tune; then
+  # Tuning (docs/tuning.md): every kernel with its default config, then with
+  # the tunable ones tuned on the bench's own arguments, in turns, beside
+  # torch.compile's Inductor kernels for the same shapes on the same GPU.
+  echo "== tuning: bandwidth with default configs and tuned, in turns" | tee "$OUT/tune.txt"
+  for round in 1 2; do
+    echo "-- round $round: default configs" | tee -a "$OUT/tune.txt"
+    build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \
+      2>/dev/null | tee -a "$OUT/tune.txt"
+    echo "-- round $round: tuned (the winners below the table)" | tee -a "$OUT/tune.txt"
+    build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 --tune \
+      2>"$OUT/tune-winners-$round.txt" | tee -a "$OUT/tune.txt"
+    grep -B1 '^  on ' "$OUT/tune-winners-$round.txt" | tee -a "$OUT/tune.txt"
+    echo "-- round $round: torch.compile" | tee -a "$OUT/tune.txt"
+    python3 bench/torch_compile_compare.py --iterations 30 2>&1 | grep -v Warning | tee -a "$OUT/tune.txt"
+  done
 fi
 
 if want launch; then
