@@ -3,7 +3,7 @@
 
 The program is the CUDA plugin's for one expand key (plugins/common/kernels/
 expand.cuh with its two headers, name expression expand<float, float, float,
-8>), or an empty kernel: the floor a first launch that must compile one key
+8, true>), or an empty kernel: the floor a first launch that must compile one key
 cannot go below, whatever jitwarm does around the compiler. Each set is
 compiled repeatedly in this process after one first compile (NVRTC's own
 start-up is not counted); the median and minimum are printed.
@@ -36,7 +36,7 @@ def program(empty):
         return b'extern "C" __global__ void k(int* p) { *p = 1; }\n', [], []
     read = lambda name: open(os.path.join(KERNELS, name), "rb").read()
     headers = ["portability.cuh", "kernel_support.cuh"]
-    return read("expand.cuh"), [(h, read(h)) for h in headers], ["jw::kernels::expand<float, float, float, 8>"]
+    return read("expand.cuh"), [(h, read(h)) for h in headers], ["jw::kernels::expand<float, float, float, 8, true>"]
 
 
 def main():
@@ -68,7 +68,7 @@ def main():
     for empty in (False, True):
         source, headers, names = program(empty)
         compile_once(source, headers, names, BASE)
-        print("an empty kernel:" if empty else "expand<float, float, float, 8>:")
+        print("an empty kernel:" if empty else "expand<float, float, float, 8, true>:")
         for label in args.set or SETS:
             times = [compile_once(source, headers, names, BASE + SETS[label]) for _ in range(args.repeat)]
             print(f"  {label:32s} median {statistics.median(times):6.1f} ms   min {min(times):6.1f} ms"

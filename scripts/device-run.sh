@@ -5,9 +5,10 @@
 #
 #   bash scripts/device-run.sh [SECTION...]   (default: all sections)
 #
-# Sections: check conformance example bandwidth tune launch turns python warmup
-# ('turns' needs .carry/baseline from scripts/device-baseline.sh; it is not
-# in the default list)
+# Sections: check conformance example bandwidth tune launch turns bandwidth-turns
+# token-variants python warmup ('turns' and 'bandwidth-turns' need
+# .carry/baseline from scripts/device-baseline.sh; they and 'token-variants'
+# are not in the default list)
 set -u
 # The slim copy scripts/device-bundle.sh carries (.carry/build-device).
 [[ -e build-device ]] || ln -s .carry/build-device build-device
@@ -109,6 +110,34 @@ if want turns; then
         "$build/bench/jitwarm-bench-launch-overhead" --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
     done
   done
+fi
+
+if want bandwidth-turns; then
+  # The bandwidth bench with an earlier commit's CUDA plugin (.carry/baseline)
+  # and this build's, in turns in one command. The plugin embeds the
+  # kernels' sources and descriptors and links no libjitwarm, so the same
+  # bench and core time the old kernels and the new ones.
+  base=$PWD/.carry/baseline
+  echo "== bandwidth in turns: old $(cat "$base/COMMIT")'s CUDA plugin and new $(git rev-parse HEAD 2>/dev/null || echo this tree)'s" | tee "$OUT/bandwidth-turns.txt"
+  for round in 1 2; do
+    for side in old:$base/plugins/cuda new:$PWD/build-device/plugins/cuda; do
+      echo "-- round $round, ${side%%:*}" | tee -a "$OUT/bandwidth-turns.txt"
+      JITWARM_PLUGIN_PATH=$PWD/build-device/plugins/reference-cpu:${side#*:} \
+        build-device/bench/jitwarm-bench-bandwidth --platform cuda --iterations 30 \
+        2>/dev/null | tee -a "$OUT/bandwidth-turns.txt"
+    done
+  done
+fi
+
+if want token-variants; then
+  # The token kernels outside jitwarm (bench/token_kernel_variants.cu, built
+  # here with nvcc): checks against a CPU reference, then launch variants
+  # beside a copy.
+  echo "== token kernel variants" | tee "$OUT/token-variants.txt"
+  nvcc -O3 -std=c++17 -arch=sm_90 -I plugins/common/kernels bench/token_kernel_variants.cu \
+    -o /tmp/token_kernel_variants && /tmp/token_kernel_variants --iterations 30 --rounds 5 \
+    2>&1 | tee -a "$OUT/token-variants.txt"
+  echo "exit code ${PIPESTATUS[0]}"
 fi
 
 if want python; then

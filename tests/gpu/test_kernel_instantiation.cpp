@@ -83,7 +83,11 @@ TEST_CASE(
         .constant("cp_interleave", 8);
     CHECK(instantiate(key).name_expression() ==
           "jw::kernels::compute_slot_mapping<jw::i64, 2, jw::i32, jw::i64, "
-          "jw::i32, 1, 2, 4, 3, 8>");
+          "jw::i32, 1, 2, 4, 3, 8, true>");
+    key.aligned("slot_mapping", false);
+    CHECK(instantiate(key).name_expression() ==
+          "jw::kernels::compute_slot_mapping<jw::i64, 2, jw::i32, jw::i64, "
+          "jw::i32, 1, 2, 4, 3, 8, false>");
   }
   SUBCASE("expand") {
     TestKey key(ks::kExpand);
@@ -92,11 +96,14 @@ TEST_CASE(
         .integer("replace_to", JW_INT_I32)
         .constant("MAX_NUM_TOKENS", 5);
     CHECK(instantiate(key).name_expression() ==
-          "jw::kernels::expand<jw::i64, jw::u64, jw::i32, 5>");
+          "jw::kernels::expand<jw::i64, jw::u64, jw::i32, 5, true>");
+    key.aligned("output", false);
+    CHECK(instantiate(key).name_expression() ==
+          "jw::kernels::expand<jw::i64, jw::u64, jw::i32, 5, false>");
     TestKey floats(ks::kExpand);
     floats.floating("replace_to", JW_FLOAT_F64);
     CHECK(instantiate(floats).name_expression() ==
-          "jw::kernels::expand<float, float, double, 8>");
+          "jw::kernels::expand<float, float, double, 8, true>");
   }
   SUBCASE("batch_memcpy") {
     TestKey key(ks::kBatchMemcpy);
@@ -152,7 +159,10 @@ TEST_CASE(
     TestKey key(ks::kPreparePosSeqLens);
     key.integer("seq_lens_len", JW_INT_U64);
     CHECK(instantiate(key).name_expression() ==
-          "jw::kernels::prepare_pos_seq_lens<jw::i32, jw::u64>");
+          "jw::kernels::prepare_pos_seq_lens<jw::i32, jw::u64, true>");
+    key.aligned("positions", false);
+    CHECK(instantiate(key).name_expression() ==
+          "jw::kernels::prepare_pos_seq_lens<jw::i32, jw::u64, false>");
   }
   SUBCASE("rms_norm") {
     TestKey key(ks::kRmsNorm);

@@ -460,7 +460,8 @@ TEST_CASE(
         .integer("max_num_tokens", 8192)
         .integer("block_size", 16);
     const LaunchGeometry g = plan(key, args);
-    // 1024 tokens per request at most: a warp per request, 8 per block.
+    // 1024 tokens (512 pairs) per request at most: a warp per request, 8
+    // per block.
     CHECK(g.block.x == 32);
     CHECK(g.block.y == 8);
     // 8 requests fit one block (8 groups x 4 requests each); every block
@@ -468,8 +469,13 @@ TEST_CASE(
     CHECK(g.grid.x == 8);
     args.integer("max_num_tokens", 16).integer("num_reqs", 8);
     const LaunchGeometry decode = plan(key, args);
-    CHECK(decode.block.x == 2);  // two tokens per request: two lanes
-    CHECK(decode.block.y == 128);
+    CHECK(decode.block.x == 1);  // two tokens per request: one aligned pair
+    CHECK(decode.block.y == 256);
+    key.aligned("positions", false);
+    args.misalign("positions");
+    const LaunchGeometry single = plan(key, args);
+    CHECK(single.block.x == 2);  // unaligned: a lane per token
+    CHECK(single.block.y == 128);
     args.integer("block_size", 0);
     CHECK(error_message([&] { plan(key, args); }).find("block_size") !=
           std::string::npos);
@@ -479,22 +485,29 @@ TEST_CASE(
     key.dtype("x", JW_DTYPE_INT32).constant("MAX_NUM_TOKENS", 40);
     TestArgs args = expand_args(100, 10, 10);
     LaunchGeometry g = plan(key, args);
-    CHECK(g.block.x == 32);  // 40 tokens: a warp
-    CHECK(g.block.y == 8);
-    CHECK(g.grid.x == 1);  // 10 requests, 8 groups x 4 requests per block
+    CHECK(g.block.x == 16);  // 40 int32 tokens: 10 vectors of 4
+    CHECK(g.block.y == 16);
+    CHECK(g.grid.x == 1);  // 10 requests, 16 groups x 4 requests per block
     args.tensor("x", JW_DTYPE_INT32, {100})
         .tensor("cu_num_tokens", JW_DTYPE_INT32, {100});
-    CHECK(plan(key, args).grid.x == 4);  // 100 requests, 32 per block
+    CHECK(plan(key, args).grid.x == 2);  // 100 requests, 64 per block
     args.tensor("x", JW_DTYPE_INT32, {10})
         .tensor("cu_num_tokens", JW_DTYPE_INT32, {10});
     key.constant("MAX_NUM_TOKENS", 4);
     args.constant("MAX_NUM_TOKENS", 4);
     g = plan(key, args);
-    CHECK(g.block.x == 4);
-    CHECK(g.block.y == 64);
+    CHECK(g.block.x == 1);  // one vector
+    CHECK(g.block.y == 256);
     CHECK(g.grid.x == 1);
     key.constant("MAX_NUM_TOKENS", 40);
     args.constant("MAX_NUM_TOKENS", 40);
+    key.aligned("output", false);
+    args.misalign("output");
+    g = plan(key, args);
+    CHECK(g.block.x == 32);  // unaligned: a lane per token, a warp
+    CHECK(g.block.y == 8);
+    key.aligned("output", true);
+    args.tensor("output", JW_DTYPE_INT32, {100});  // aligned again
     key.integer("replace_to", JW_INT_I64);
     args.integer("replace_to", int64_t{1} << 40);
     CHECK(error_message([&] { plan(key, args); }).find("replace_to") !=
@@ -540,8 +553,10 @@ TEST_CASE(
         .integer("num_reqs", 5)
         .integer("seq_lens_len", 48);
     const LaunchGeometry g = plan(key, args);
-    CHECK(g.block.x == 32);  // up to 200 tokens per request: a warp
-    CHECK(g.grid.x == 2);    // 48 slots, 8 groups x 4 slots per block
+    CHECK(g.block.x == 32);  // 200 tokens per request, 4 per lane: a warp
+    CHECK(g.grid.x == 1);    // 48 slots, 8 groups x 8 slots per block
+    args.tensor("seq_lens", JW_DTYPE_INT32, {65}).integer("seq_lens_len", 65);
+    CHECK(plan(key, args).grid.x == 2);  // 65 slots
   }
 }
 

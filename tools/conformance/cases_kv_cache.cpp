@@ -271,6 +271,13 @@ void add_compute_slot_mapping_cases(RecipeList& list) {
   add_slot_mapping(
       list, "unaligned/bs=16,stride=32",
       {.virtual_blocks = 20, .table_stride = 32, .misaligned = true});
+  // The GPU kernels compute in 32 bits while positions and the virtual
+  // block are below 2^31, in 64 bits otherwise: positions up to ~10^10,
+  // then a block size past 2^32 (an int64 block_size).
+  add_slot_mapping(list, "bs=2^28,positions>2^31",
+                   {.block_size = int64_t{1} << 28, .virtual_blocks = 40});
+  add_slot_mapping(list, "bs=2^32+3",
+                   {.block_size = (int64_t{1} << 32) + 3, .virtual_blocks = 2});
   add_slot_mapping(list, "medium/R=64,bs=16,stride=256",
                    {.num_reqs = 64,
                     .max_query_len = 100,

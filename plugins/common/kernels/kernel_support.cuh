@@ -18,11 +18,44 @@ namespace jw {
 // this many requests per pass and issues the loads of all of them before
 // any store, so a thread has several loads in flight instead of one (with
 // one request per group, a million short requests made 31 waves of
-// threads that each waited out one load). The kernels stride their
-// requests, so the host's copy of this number (launch_plan.cpp) only sizes
-// the grid.
+// threads that each waited out one load). It is each kernel's default
+// (prepare_pos_seq_lens takes 8); the kernels stride their requests, so
+// the descriptors' copy of the number (their grid) only sizes the grid.
 // ---------------------------------------------------------------------------
 constexpr int kRequestsPerGroup = 4;
+
+// A request's tokens [first, end) split for 16-byte vectors of kPerVector
+// elements of a 16-byte-aligned tensor: the body [body_first, body_end) is
+// whole vectors; the head [first, body_first) and the tail [body_end, end),
+// fewer than kPerVector tokens each, are the request's share of vectors it
+// has in common with its neighbours, so it writes them element by element.
+// Token indices are 32-bit: they come from int32 offsets (query_start_loc,
+// cu_num_tokens), so every index of a valid launch is below 2^31.
+template <u32 kPerVector>
+struct TokenSpan {
+  static_assert(kPerVector >= 1 && (kPerVector & (kPerVector - 1)) == 0,
+                "a power of two");
+  u32 body_first;
+  u32 body_end;
+  u32 head;   // tokens before body_first
+  u32 edges;  // head and tail tokens together
+
+  // An end below first (decreasing offsets, which the reference refuses)
+  // counts as an empty request.
+  JW_INLINE TokenSpan(u32 first, u32 end) {
+    if (end < first) end = first;
+    const u32 rounded_up = (first + (kPerVector - 1)) & ~(kPerVector - 1);
+    body_first = rounded_up < end ? rounded_up : end;
+    const u32 rounded_down = end & ~(kPerVector - 1);
+    body_end = rounded_down > body_first ? rounded_down : body_first;
+    head = body_first - first;
+    edges = head + (end - body_end);
+  }
+  // Edge token i, for i < edges: the head's, then the tail's.
+  JW_INLINE u32 edge(u32 i) const {
+    return i < head ? body_first - head + i : body_end + (i - head);
+  }
+};
 
 // ---------------------------------------------------------------------------
 // Integer specialization (docs/compile-keys.md). The numbering equals
