@@ -431,7 +431,8 @@ int main(int argc, char** argv) {
     j["kernels"] = nlohmann::json::array();
     for (const auto& m : results) {
       std::cout << fmt::format(
-          "| {:<22} | {:<34} | {:>9.1f} | {:>9.1f} | {:>8.1f} | {:>6.2f}x |{}\n",
+          "| {:<22} | {:<34} | {:>9.1f} | {:>9.1f} | {:>8.1f} | {:>6.2f}x "
+          "|{}\n",
           m.kernel, m.shape, m.bytes / 1e6, m.seconds * 1e6, m.gbps(),
           m.gbps() / copy_gbps, m.config.empty() ? "" : " " + m.config);
       j["kernels"].push_back({{"kernel", m.kernel},

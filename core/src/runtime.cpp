@@ -142,6 +142,15 @@ CompileKey KernelHandle::key_for(std::span<const jw_arg_value> args,
   return key;
 }
 
+TuneResult KernelHandle::tune(std::span<const jw_arg_value> args,
+                              const TuneOptions& options) const {
+  TuneResult result =
+      detail::tune_launches(runtime_->launcher(), runtime_->platforms(),
+                            runtime_->tune_results(), *slot_, args, options);
+  runtime_->registry().collect_retired();  // as after a launch
+  return result;
+}
+
 Runtime::Runtime(RuntimeOptions options)
     : impl_(std::make_shared<RuntimeImpl>(std::move(options))) {}
 Runtime::~Runtime() = default;
@@ -351,16 +360,7 @@ std::vector<TuneConfig> Runtime::tune_candidates(const CompileKey& key) const {
 TuneResult Runtime::tune(std::string_view kernel,
                          std::span<const jw_arg_value> args,
                          const TuneOptions& options) {
-  auto slot = impl_->registry().slot(kernel);
-  if (!slot) {
-    slot = impl_->registry().slot(
-        resolve_kernel_name(kernel, impl_->registry().kernel_names()));
-  }
-  TuneResult result =
-      detail::tune_launches(impl_->launcher(), impl_->platforms(),
-                            impl_->tune_results(), *slot, args, options);
-  impl_->registry().collect_retired();  // as after a launch
-  return result;
+  return this->kernel(kernel).tune(args, options);
 }
 
 std::optional<TuneResult> Runtime::tune_result(

@@ -213,6 +213,26 @@ PyObject* kernel_key_for(PyObject* self, PyObject* const* argv,
   });
 }
 
+// Runtime::tune of this kernel on these arguments (real device tensors),
+// with the default TuneOptions and the launch options a launch would use.
+PyObject* kernel_tune(PyObject* self, PyObject* const* argv, Py_ssize_t nargs,
+                      PyObject* kwnames) {
+  return guarded([&]() -> PyObject* {
+    const KernelState& k = state_of(self);
+    LaunchArgs args;
+    collect(k, argv, static_cast<std::size_t>(nargs), kwnames, args);
+    jitwarm::TuneOptions options;
+    options.launch = options_for(k, args);
+    LaunchContext context;
+    context.args = &args;
+    LaunchScope scope(context);
+    return py::cast(
+               call_core([&] { return k.handle.tune(args.values(), options); }))
+        .release()
+        .ptr();
+  });
+}
+
 // A stream given as an int, an object with .cuda_stream (torch.cuda.Stream)
 // or with __cuda_stream__() (the stream protocol: (version, handle)).
 void* stream_from(py::handle stream) {
@@ -331,6 +351,12 @@ PyMethodDef kernel_methods[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "key_for(*args, **kwargs) -> CompileKey\n--\n\nThe compile key a launch "
      "with these arguments would use (WarmupTensor arguments allowed)."},
+    {"tune",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(kernel_tune)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "tune(*args, **kwargs) -> TuneResult\n--\n\nBenchmarks every candidate "
+     "config of the key these arguments (device tensors) launch, keeps the "
+     "fastest and stores it for the device's kind (docs/tuning.md)."},
     {"on",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(kernel_on)),
      METH_VARARGS | METH_KEYWORDS,

@@ -22,6 +22,27 @@
 namespace jitwarm::python {
 namespace {
 
+// A tune config as Python sees it: {choice name: value}.
+py::dict config_dict(const TuneConfig& config) {
+  py::dict out;
+  for (const TuneValue& v : config) out[py::str(v.name)] = v.value;
+  return out;
+}
+
+TuneConfig config_from(const py::dict& config) {
+  TuneConfig out;
+  for (const auto& [name, value] : config) {
+    if (!py::isinstance<py::str>(name) || !py::isinstance<py::int_>(value) ||
+        py::isinstance<py::bool_>(value)) {
+      throw py::type_error(
+          "a config maps choice names (str) to integers, e.g. "
+          "{\"threads\": 256}");
+    }
+    out.push_back(TuneValue{name.cast<std::string>(), value.cast<int64_t>()});
+  }
+  return out;
+}
+
 std::string_view kind_name(jw_param_kind kind) {
   return plugin::param_kind_name(kind).value_or("unknown");
 }
@@ -343,6 +364,36 @@ void bind_runtime(py::module_& m) {
       .def("__repr__", [](const ParamSpec& p) {
         return fmt::format("<ParamSpec {} ({})>", p.name, kind_name(p.kind));
       });
+  py::class_<TuneTiming>(m, "TuneTiming",
+                         "One candidate of a tuning run: seconds per launch, "
+                         "or why it has none.")
+      .def_property_readonly(
+          "config", [](const TuneTiming& t) { return config_dict(t.config); })
+      .def_readonly("seconds", &TuneTiming::seconds)
+      .def_readonly("error", &TuneTiming::error)
+      .def("__repr__", [](const TuneTiming& t) {
+        return fmt::format("<TuneTiming {} {}>", tune_config_text(t.config),
+                           t.error.empty()
+                               ? fmt::format("{:.3f} us", t.seconds * 1e6)
+                               : "failed: " + t.error);
+      });
+  py::class_<TuneResult>(m, "TuneResult",
+                         "The fastest config of a key on a kind of device "
+                         "(docs/tuning.md).")
+      .def_readonly("key_text", &TuneResult::key_text)
+      .def_property_readonly(
+          "key_hash", [](const TuneResult& r) { return r.key_hash.hex(); })
+      .def_readonly("device_kind", &TuneResult::device_kind)
+      .def_property_readonly(
+          "best", [](const TuneResult& r) { return config_dict(r.best); })
+      .def_readonly("timings", &TuneResult::timings)
+      .def_readonly("stored", &TuneResult::stored)
+      .def("to_text", &TuneResult::to_text)
+      .def("__str__", &TuneResult::to_text)
+      .def("__repr__", [](const TuneResult& r) {
+        return fmt::format("<TuneResult {} on {}: {}>", r.key_text,
+                           r.device_kind, tune_config_text(r.best));
+      });
   py::class_<CompileKey>(m, "CompileKey",
                          "A compile key: kernel, implementation, target and "
                          "per-parameter specialization.")
@@ -359,6 +410,18 @@ void bind_runtime(py::module_& m) {
       .def_property_readonly("impl_name", &CompileKey::impl_name)
       .def_property_readonly("target", &CompileKey::target)
       .def_property_readonly("params", &CompileKey::params)
+      .def_property_readonly(
+          "config", [](const CompileKey& k) { return config_dict(k.config()); },
+          "The config a tuned key is compiled with ({} untuned).")
+      .def(
+          "with_config",
+          [](const CompileKey& k, const py::dict& config) {
+            return call_core(
+                [&] { return k.with_config(config_from(config)); });
+          },
+          py::arg("config"),
+          "This key with `config` (a dict of choice names to integers; {} "
+          "for the untuned key).")
       .def_property_readonly("hash",
                              [](const CompileKey& k) { return k.hash().hex(); })
       .def_property_readonly(
@@ -722,6 +785,39 @@ void bind_runtime(py::module_& m) {
           "Whether the key would hit (memory, disk or system layer), and if "
           "not, the entries of its kernel on its platform that come nearest "
           "and what differs; compiles nothing.")
+      .def(
+          "tune_candidates",
+          [](const Runtime& rt, const CompileKey& key) {
+            py::list out;
+            for (const TuneConfig& c :
+                 call_core([&] { return rt.tune_candidates(key); })) {
+              out.append(config_dict(c));
+            }
+            return out;
+          },
+          py::arg("key"),
+          "The configs the key's implementation can compile it with, the "
+          "default first; [] when it is not tunable.")
+      .def(
+          "tune_result",
+          [](const Runtime& rt, const CompileKey& key,
+             const std::string& device_kind) {
+            return call_core([&] {
+              py::gil_scoped_release unlocked;  // may read the cache tiers
+              return rt.tune_result(key, device_kind);
+            });
+          },
+          py::arg("key"), py::arg("device_kind"),
+          "The stored tuning result of the key on that kind of device, or "
+          "None.")
+      .def(
+          "device_kind",
+          [](const Runtime& rt, const std::string& platform, int32_t device) {
+            return call_core([&] { return rt.device_kind(platform, device); });
+          },
+          py::arg("platform") = "", py::arg("device") = 0,
+          "The kind of device tuning results are kept per: its model name, "
+          "else its target.")
       .def(
           "store_external_entry",
           [](Runtime& rt, const CompileKey& key, const std::string& fingerprint,

@@ -748,6 +748,9 @@ class KernelHandle {
   // compiles, prepares and launches nothing.
   bool is_prepared(std::span<const jw_arg_value> args,
                    const LaunchOptions& options = {}) const;
+  // Runtime::tune of this kernel (docs/tuning.md).
+  TuneResult tune(std::span<const jw_arg_value> args,
+                  const TuneOptions& options = {}) const;
 
  private:
   friend class Runtime;
