@@ -116,6 +116,8 @@ struct Measurement {
   // For a launch measured in turns with the raw call: the median over
   // rounds of (this launch - the raw call) in the same round.
   std::optional<double> over_raw = std::nullopt;
+  // What over_raw is over when not the first measurement (the raw call).
+  std::string over = {};
 };
 
 // Device buffers and arguments of expand for one request, on `platform`.
@@ -175,7 +177,15 @@ void report(const Options& o, const std::string& device,
     std::cout << "}, \"ns_over_raw\": {";
     bool first = true;
     for (const Measurement& x : m) {
-      if (!x.over_raw) continue;
+      if (!x.over_raw || !x.over.empty()) continue;
+      std::cout << (first ? "" : ", ") << "\"" << x.name
+                << "\": " << fmt::format("{:.1f}", *x.over_raw);
+      first = false;
+    }
+    std::cout << "}, \"ns_over_untuned\": {";
+    first = true;
+    for (const Measurement& x : m) {
+      if (!x.over_raw || x.over.empty()) continue;
       std::cout << (first ? "" : ", ") << "\"" << x.name
                 << "\": " << fmt::format("{:.1f}", *x.over_raw);
       first = false;
@@ -189,8 +199,9 @@ void report(const Options& o, const std::string& device,
     std::cout << fmt::format("  {:<34} {:8.1f} ns", x.name, x.nanoseconds);
     if (x.over_raw) {
       std::cout << fmt::format(
-          "   (+{:.1f} ns over {}: the median of {} per-batch differences)",
-          *x.over_raw, m.front().name, batches_per_body(o));
+          "   ({:+.1f} ns over {}: the median of {} per-batch differences)",
+          *x.over_raw, x.over.empty() ? m.front().name : x.over,
+          batches_per_body(o));
     }
     std::cout << "\n";
   }
@@ -244,6 +255,71 @@ void measure_jitwarm(const Options& o, Runtime& runtime,
                                  if (key.params().empty()) std::abort();
                                },
                                {})});
+}
+
+// A launch of a tuned key against the same launch untuned (docs/tuning.md:
+// a stored winner must cost nothing per launch): rms_norm of one row of 64
+// floats in two runtimes, one with a stored winner (a config other than the
+// default, which the measure below makes win) and one without, in turns
+// batch by batch. Skipped where rms_norm is not tunable (the CPU
+// reference).
+void measure_tuned_launch(const Options& o, void* stream,
+                          const std::function<void()>& sync,
+                          std::vector<Measurement>& out) {
+  constexpr const char* kRmsNorm =
+      "vllm.model_executor.layers.layernorm.rms_norm";
+  RuntimeOptions options;
+  options.no_cache_dir = true;
+  options.no_remote_cache = true;
+  Runtime untuned(options), tuned(options);
+  untuned.load_plugins();
+  tuned.load_plugins();
+  const jw_platform_desc& platform = untuned.platform(o.platform);
+  const int64_t row[] = {1, 64}, weight[] = {64};
+  std::array<void*, 3> buffers{};
+  for (void*& p : buffers) {
+    if (platform.allocate(platform.user_data, 0, 64 * sizeof(float), &p) !=
+        JW_OK)
+      throw Error(JW_ERROR_OUT_OF_MEMORY, "allocate failed");
+    const std::vector<float> ones(64, 1.0f);
+    platform.copy(platform.user_data, 0, p, ones.data(), 64 * sizeof(float),
+                  JW_COPY_HOST_TO_DEVICE, nullptr);
+  }
+  const jw_tensor tout = make_tensor(buffers[0], JW_DTYPE_FLOAT32, row, 0);
+  const jw_tensor tx = make_tensor(buffers[1], JW_DTYPE_FLOAT32, row, 0);
+  const jw_tensor tw = make_tensor(buffers[2], JW_DTYPE_FLOAT32, weight, 0);
+  const std::array<jw_arg_value, 7> args = {
+      arg(tout),       arg(tx),    arg_int(64), arg(tw),
+      arg_float(1e-6), arg_int(1), arg_int(64)};
+  const LaunchOptions launch{o.platform, 0, stream};
+  const KernelHandle plain = untuned.kernel(kRmsNorm);
+  const KernelHandle winner = tuned.kernel(kRmsNorm);
+  if (tuned.tune_candidates(winner.key_for(args, launch)).size() < 2) {
+    for (void* p : buffers) platform.free_memory(platform.user_data, 0, p);
+    return;
+  }
+  TuneOptions tuning;
+  tuning.launch = launch;
+  // The first config that is not the default wins: ties go to the earlier.
+  tuning.measure = [](const CompileKey& candidate,
+                      const std::function<void()>& launch_once) {
+    launch_once();
+    return candidate.config().empty() ? 2.0 : 1.0;
+  };
+  const TuneResult result = winner.tune(args, tuning);
+  plain.launch(args, launch);  // compile and prepare both before timing
+  winner.launch(args, launch);
+  sync();
+  const InterleavedTimes times =
+      time_interleaved(o,
+                       {[&] { plain.launch(args, launch); },
+                        [&] { winner.launch(args, launch); }},
+                       sync);
+  out.push_back({"rms_norm launch, untuned key", median(times.rounds[0])});
+  out.push_back(
+      {fmt::format("rms_norm launch, tuned {}", tune_config_text(result.best)),
+       median(times.rounds[1]), times.median_over_first(1), "the untuned key"});
+  for (void* p : buffers) platform.free_memory(platform.user_data, 0, p);
 }
 
 int run(const Options& o) {
@@ -377,6 +453,7 @@ int run(const Options& o) {
     // the raw call is all of the driver's part.
     measure_jitwarm(o, runtime, expand, c_expand, call, stream, sync,
                     "raw cuLaunchKernel", raw_launch, m);
+    measure_tuned_launch(o, stream, sync, m);
     sync();
     api.cuModuleUnload(module);
   }
@@ -416,6 +493,7 @@ int run(const Options& o) {
                 "hipModuleLaunchKernel");
         },
         m);
+    measure_tuned_launch(o, nullptr, sync, m);
     sync();
     static_cast<void>(api.hipModuleUnload(module));
   }

@@ -5,7 +5,7 @@
 #
 #   bash scripts/device-run.sh [SECTION...]   (default: all sections)
 #
-# Sections: check conformance example bandwidth tune launch turns bandwidth-turns
+# Sections: check conformance example bandwidth tune tune-cli launch turns bandwidth-turns
 # token-variants python warmup ('turns' and 'bandwidth-turns' need
 # .carry/baseline from scripts/device-baseline.sh; they and 'token-variants'
 # are not in the default list)
@@ -83,6 +83,33 @@ if want tune; then
     echo "-- round $round: torch.compile" | tee -a "$OUT/tune.txt"
     python3 bench/torch_compile_compare.py --iterations 30 2>&1 | grep -v Warning | tee -a "$OUT/tune.txt"
   done
+fi
+
+if want tune-cli; then
+  # `jitwarm tune` on the kernel set's [[tune]] tables into a cache, what it
+  # stored (--show), a warmup that compiles the winners, and conformance
+  # running the winners from that cache (docs/tuning.md).
+  tc=$(mktemp -d)
+  echo "== jitwarm tune (manifests/kernel-set.toml)" | tee "$OUT/tune-cli.txt"
+  $J tune --manifest manifests/kernel-set.toml --cache-dir "$tc" 2>&1 | tee -a "$OUT/tune-cli.txt"
+  echo "exit code ${PIPESTATUS[0]}" | tee -a "$OUT/tune-cli.txt"
+  $J tune --show --manifest manifests/kernel-set.toml --cache-dir "$tc" >> "$OUT/tune-cli.txt" 2>&1
+  echo "exit code $?" | tee -a "$OUT/tune-cli.txt"
+  $J warmup --manifest manifests/kernel-set.toml --cache-dir "$tc" --jobs 4 --dry-run | grep -c '{' |
+    sed 's/^/tuned keys in the warmup plan: /' | tee -a "$OUT/tune-cli.txt"
+  $J warmup --manifest manifests/kernel-set.toml --cache-dir "$tc" --jobs 4 --quiet 2>&1 | tee -a "$OUT/tune-cli.txt"
+  echo "== conformance with the tuned cache" | tee -a "$OUT/tune-cli.txt"
+  $J conformance --platform cuda --jobs 4 --cache-dir "$tc" --json-file "$OUT/conformance-tuned.json" \
+    > "$OUT/conformance-tuned.txt" 2>&1
+  echo "exit code $?" | tee -a "$OUT/tune-cli.txt"; tail -3 "$OUT/conformance-tuned.txt" | tee -a "$OUT/tune-cli.txt"
+  python3 -c '
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+tuned = [r for r in results if "{" in r.get("key", "")]
+passed = sum(r["status"] == "pass" for r in tuned)
+print(f"cases that ran a tuned config: {len(tuned)}, passed: {passed}")
+for key in sorted({r["key"] for r in tuned}): print("  " + key)' "$OUT/conformance-tuned.json" 2>&1 | tee -a "$OUT/tune-cli.txt"
+  rm -rf "$tc"
 fi
 
 if want launch; then

@@ -120,5 +120,6 @@ int cmd_kernels(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_warmup(const std::vector<std::string>& args);
 int cmd_cache(const std::vector<std::string>& args);
+int cmd_tune(const std::vector<std::string>& args);
 
 }  // namespace jitwarm::cli

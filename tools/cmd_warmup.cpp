@@ -194,7 +194,7 @@ void print_result(const std::vector<CompileKey>& keys,
 int cmd_warmup(const std::vector<std::string>& args) {
   po::options_description options("options");
   PluginOptions plugins;
-  std::vector<std::string> manifests, targets;
+  std::vector<std::string> manifests, targets, device_kinds;
   std::string platform, cache_dir, remote_cache, parallel = "processes";
   Count jobs;
   Count batch{0};  // 0: not given, each implementation's preference
@@ -212,6 +212,10 @@ int cmd_warmup(const std::vector<std::string>& args) {
       "target such as cuda:sm_90, hip:gfx942, cpu:x86_64, or the shorthand "
       "sm_90 / gfx942 (default: the platform's device 0); repeatable: one "
       "plan for every target")(
+      "device-kind", po::value(&device_kinds)->composing(),
+      "compile the tuned winners of this kind of device, as 'NVIDIA H200' "
+      "(docs/tuning.md; default: the device's when no --target is given); "
+      "repeatable")(
       "shard", po::value(&shard),
       "compile shard I of N of the plan (e.g. 3/8), so N machines warm one "
       "plan into a shared cache, each key on one of them")(
@@ -243,7 +247,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
   int code = kExitOk;
   if (!parse(CommandLine{"warmup",
                          "--manifest FILE [--platform P] [--target T]... "
-                         "[--shard I/N] [--cache-dir D] [--remote-cache URL] "
+                         "[--device-kind K]... [--shard I/N] [--cache-dir D] "
+                         "[--remote-cache URL] "
                          "[--jobs N] [--dry-run] [--json]",
                          "",
                          {}},
@@ -271,8 +276,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
   WarmupOptions warmup_options;
   warmup_options.platform = platform;
   if (batch.value != 0) warmup_options.batch_size = batch.value;
-  const std::vector<CompileKey> keys =
-      plan_for_targets(*runtime, requests, platform, expanded, shard);
+  const std::vector<CompileKey> keys = plan_for_targets(
+      *runtime, requests, platform, expanded, shard, device_kinds);
   if (dry_run) {
     print_plan(keys, json);
     return kExitOk;

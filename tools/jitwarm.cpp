@@ -34,6 +34,10 @@ const std::map<std::string, std::pair<Command, const char*>>& commands() {
         "import"}},
       {"conformance",
        {run_conformance, "test backends against the CPU reference"}},
+      {"tune",
+       {jitwarm::cli::cmd_tune,
+        "benchmark tunable kernels' configs on the device, keep the "
+        "fastest"}},
   };
   return table;
 }

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <map>
+#include <set>
 
 #include "cli.hpp"
 
@@ -58,16 +59,24 @@ std::vector<WarmupRequest> load_requests(
 std::vector<CompileKey> plan_for_targets(
     Runtime& runtime, const std::vector<WarmupRequest>& requests,
     const std::string& platform, const std::vector<std::string>& targets,
-    const Shard& shard) {
+    const Shard& shard, const std::vector<std::string>& device_kinds) {
   std::vector<CompileKey> plan;
+  std::set<std::string> planned;  // encodings: a winner two kinds share once
   const std::vector<std::string> each =
       targets.empty() ? std::vector<std::string>{""} : targets;
+  const std::vector<std::string> kinds =
+      device_kinds.empty() ? std::vector<std::string>{""} : device_kinds;
   for (const std::string& target : each) {
-    WarmupOptions options;
-    options.platform = platform;
-    options.target = target;
-    for (CompileKey& key : runtime.warmup_plan(requests, options))
-      plan.push_back(std::move(key));
+    for (const std::string& kind : kinds) {
+      WarmupOptions options;
+      options.platform = platform;
+      options.target = target;
+      options.device_kind = kind;
+      for (CompileKey& key : runtime.warmup_plan(requests, options)) {
+        if (planned.insert(key.encoding()).second)
+          plan.push_back(std::move(key));
+      }
+    }
   }
   if (shard.count == 1) return plan;
   return warmup_shard(plan, shard.index, shard.count);

@@ -31,11 +31,14 @@ std::vector<WarmupRequest> load_requests(
 
 // One plan for every target, in the order given (targets already expanded;
 // empty: the platform's device, as for one warmup_plan), then the shard's
-// part of it (Runtime::warmup_plan and warmup_shard).
+// part of it (Runtime::warmup_plan and warmup_shard). Each key of a
+// tunable implementation is planned with the stored winner of each of
+// `device_kinds` (docs/tuning.md), one key per distinct config; none: the
+// detected device's kind when no target is given, else the default config.
 std::vector<CompileKey> plan_for_targets(
     Runtime& runtime, const std::vector<WarmupRequest>& requests,
     const std::string& platform, const std::vector<std::string>& targets,
-    const Shard& shard);
+    const Shard& shard, const std::vector<std::string>& device_kinds = {});
 
 struct TargetTally {
   std::string target;

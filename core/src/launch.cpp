@@ -198,17 +198,27 @@ const PreparedLaunch& Launcher::prepare(const KernelState& state,
                                         const ArgumentSignature& signature) {
   const ImplRecord& impl = *entry.stack.front();
   const KernelSchema& schema = *state.schema;
+  const CompileKey key =
+      launch_key(schema, impl, signature, platform, device, /*tuned=*/true);
+  return *entry.prepared->insert(make_prepared(
+      compiler_, impl, schema, key, signature, device, /*from_launch=*/true));
+}
+
+CompileKey Launcher::launch_key(const KernelSchema& schema,
+                                const ImplRecord& impl,
+                                const ArgumentSignature& signature,
+                                std::string_view platform, int32_t device,
+                                bool tuned) {
   CompileKey key = key_from_signature(schema, signature,
                                       platforms_.target_for(platform, device),
                                       impl.impl_name);
   // A tunable implementation's key runs its winner on this kind of device,
   // where a tuning result names one (tune_results.hpp).
-  if (impl.c.tune_candidates != nullptr) {
+  if (tuned && impl.c.tune_candidates != nullptr) {
     key = tune_results_.resolve(impl, key,
                                 platforms_.device_kind(platform, device));
   }
-  return *entry.prepared->insert(make_prepared(
-      compiler_, impl, schema, key, signature, device, /*from_launch=*/true));
+  return key;
 }
 
 void Launcher::with_tuning_view(
@@ -221,9 +231,8 @@ void Launcher::with_tuning_view(
   const KernelSchema& schema = *state.schema;
   ArgumentSignature signature;
   specialize_arguments(schema, args, ArgumentUse::launch, signature);
-  const CompileKey key = key_from_signature(
-      schema, signature, platforms_.target_for(platform, device),
-      impl.impl_name);
+  const CompileKey key =
+      launch_key(schema, impl, signature, platform, device, /*tuned=*/false);
   const TuningView view{
       schema, impl, key, platform, [&](const CompileKey& candidate) {
         std::shared_ptr<const PreparedLaunch> prepared =
@@ -242,8 +251,10 @@ CompileKey Launcher::key_for(const KernelSlot& slot,
   const auto reading = registry_.read_guard();  // registry.hpp I2
   const KernelState& state = *slot.state.load(std::memory_order_acquire);
   const ImplRecord& impl = *resolve(state, &platform).stack.front();
-  return derive_key(*state.schema, args,
-                    platforms_.target_for(platform, device), impl.impl_name);
+  ArgumentSignature signature;
+  specialize_arguments(*state.schema, args, ArgumentUse::key, signature);
+  return launch_key(*state.schema, impl, signature, platform, device,
+                    /*tuned=*/true);
 }
 
 }  // namespace jitwarm::detail

@@ -73,6 +73,11 @@ class Launcher {
                         const std::function<void(const TuningView&)>& body);
 
  private:
+  // The key a launch of `impl` with this signature compiles: with
+  // `tuned`, the winner stored for this kind of device where there is one.
+  CompileKey launch_key(const KernelSchema& schema, const ImplRecord& impl,
+                        const ArgumentSignature& signature,
+                        std::string_view platform, int32_t device, bool tuned);
   // The winner on `platform` (empty: the default platform), or throws.
   const KernelState::Platform& resolve(const KernelState& state,
                                        std::string_view* platform);

@@ -330,9 +330,20 @@ WarmupManifest parse_warmup_manifest(std::string_view toml_text,
         if (t == nullptr) bad(source_name, n, "each [[kernel]] is a table");
         manifest.requests.push_back(parse_kernel(source_name, *t));
       }
+    } else if (key == "tune") {
+      // Arguments to tune the kernels with, read by `jitwarm tune`
+      // (docs/tuning.md); a warmup compiles keys, so it only checks their
+      // form here.
+      const auto* a = v.as_array();
+      if (a == nullptr)
+        bad(source_name, v, "tune must be a list of tables ([[tune]])");
+      for (const auto& n : *a) {
+        if (!n.is_table()) bad(source_name, n, "each [[tune]] is a table");
+      }
     } else {
       bad(source_name, v,
-          fmt::format("unknown top-level field '{}' (use version, kernel)",
+          fmt::format("unknown top-level field '{}' (use version, kernel, "
+                      "tune)",
                       key));
     }
   }

@@ -27,7 +27,7 @@ CUDA_DIR = next((d for d in GPU_DIRS if os.path.basename(d) == "cuda"), None)
 HIP_DIR = next((d for d in GPU_DIRS if os.path.basename(d) == "hip"), None)
 SILU = "vllm.model_executor.layers.activation.silu_and_mul"
 RMS_NORM = "vllm.model_executor.layers.layernorm.rms_norm"
-VERBS = ("plugins", "kernels", "explain", "warmup", "cache", "conformance")
+VERBS = ("plugins", "kernels", "explain", "warmup", "cache", "conformance", "tune")
 # One quick conformance case of the reference against itself.
 ONE_CASE = ["--platform", "cpu", "--kernel", "silu_and_mul", "--case", "fp32/T=7,H=64"]
 failures = []

@@ -186,6 +186,8 @@ TEST_CASE(
   const CompileKey winner = untuned.with_config({{"threads", 512}});
   {
     ScaleOnDevice scale(*fresh);
+    // key_for names the key a launch uses: the winner's.
+    CHECK(fresh->kernel(kTunable).key_for(scale.args()) == winner);
     fresh->kernel(kTunable).launch(scale.args());
     CHECK(fresh->is_cached(winner));
     CHECK_FALSE(fresh->is_cached(untuned));

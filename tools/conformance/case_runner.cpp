@@ -53,12 +53,14 @@ auto step(std::string_view what, Body&& body) -> decltype(body()) {
 
 // warmup_inputs_for must give storage-free arguments that derive the very
 // same key (it throws naming both keys otherwise); derive again to be sure
-// the comparison is not only the core's own.
+// the comparison is not only the core's own. A tuned key's config is no
+// argument's: arguments derive the untuned key, which the config completes.
 void check_warmup_inputs(const KernelSchema& schema, const CompileKey& key) {
   step("warmup inputs do not reproduce the key", [&] {
     const WarmupInputs inputs = warmup_inputs_for(schema, key);
     const CompileKey again =
-        derive_key(schema, inputs.args, key.target(), key.impl_name());
+        derive_key(schema, inputs.args, key.target(), key.impl_name())
+            .with_config(key.config());
     if (!(again == key)) {
       throw std::runtime_error(
           fmt::format("expected {}, derived {}", key.text(), again.text()));
@@ -138,9 +140,11 @@ std::optional<std::string> run_reference(Runtime& runtime, const WorkItem& item,
 
 CaseRunner::CaseRunner(const Options& options) : options_(options) {
   // Conformance compiles for real: a persistent cache would turn compiles
-  // into disk hits (and fill the user's cache).
+  // into disk hits (and fill the user's cache), unless one is asked for
+  // (--cache-dir: a tuned cache's winners are what is tested).
   RuntimeOptions runtime_options;
-  runtime_options.no_cache_dir = true;
+  runtime_options.cache_dir = options_.cache_dir;
+  runtime_options.no_cache_dir = options_.cache_dir.empty();
   runtime_options.no_remote_cache = true;
   runtime_options.log = [this](jw_log_level level, const std::string& message) {
     if (level >= JW_LOG_WARNING) log_.push_back(message);

@@ -102,6 +102,11 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
        "seconds one case may run before its worker is killed (default 60)")
       ("jobs,j", po::value(&jobs),
        "worker processes running cases at once (1 to 1024; default 1)")
+      ("cache-dir", po::value(&options.cache_dir),
+       "use this persistent cache directory (default: none, every key "
+       "compiles): its binaries, and its tuning results (jitwarm tune "
+       "--cache-dir), so tunable kernels run the winners stored for the "
+       "device's kind, as a tuned server does")
       ("large", po::bool_switch(&options.large),
        "add the large cases (millions of elements; for GPU runs)")
       ("seed", po::value(&options.seed), "input seed (default 20240607)")

@@ -45,6 +45,7 @@ struct Options {
   double timeout_seconds = 60;
   unsigned jobs = 1;
   bool large = false;
+  std::string cache_dir;  // --cache-dir: empty, no persistent cache
   uint64_t seed = 0;
   bool isolate = true;
   bool verbose = false;

@@ -24,7 +24,8 @@ namespace {
 struct DescriptorCases {
   std::string origin;
   KernelSchema schema;
-  std::vector<jw_param_desc> params;  // point into `schema`
+  std::string what = "conformance case";  // what its messages call a table
+  std::vector<jw_param_desc> params;      // point into `schema`
   jw_kernel_schema c{};
   // Each [[case]]: its name, its args table, and the line it starts on.
   struct Table {
@@ -47,7 +48,7 @@ source_cases() {
 [[noreturn]] void malformed(const DescriptorCases& s, int line,
                             const std::string& what) {
   throw std::runtime_error(
-      fmt::format("{}:{}: conformance case: {}", s.origin, line, what));
+      fmt::format("{}:{}: {}: {}", s.origin, line, s.what, what));
 }
 
 int line_of(const toml::node& node) {
@@ -167,8 +168,10 @@ std::vector<unsigned char> fill_bytes(const DescriptorCases& s,
   malformed(s, line, "fill '" + fill + "' is not random, zeros, ones or iota");
 }
 
+// with_data false: every buffer zero, not filled (only the metadata is
+// wanted; filling large tensors takes seconds).
 Case build_case(const DescriptorCases& s, const DescriptorCases::Table& table,
-                Rng& rng) {
+                Rng& rng, bool with_data = true) {
   CaseBuilder builder(s.c);
   const toml::table& args = *table.args;
   for (const auto& [key, value] : args) {
@@ -223,9 +226,13 @@ Case build_case(const DescriptorCases& s, const DescriptorCases::Table& table,
       options.comparison = !output           ? Comparison::none
                            : is_float(dtype) ? Comparison::floating
                                              : Comparison::exact;
-      builder.tensor(p.name, dtype, shape,
-                     fill_bytes(s, *spec, line, dtype, count, output, rng),
-                     options);
+      builder.tensor(
+          p.name, dtype, shape,
+          with_data
+              ? fill_bytes(s, *spec, line, dtype, count, output, rng)
+              : std::vector<unsigned char>(static_cast<std::size_t>(count) *
+                                           plugin::dtype_size(dtype)),
+          options);
       continue;
     }
     if (value == nullptr) {
@@ -250,24 +257,25 @@ Case build_case(const DescriptorCases& s, const DescriptorCases::Table& table,
   return builder.finish();
 }
 
-// The [[case]] tables of a descriptor, with the schema `schema_of` gives
-// for its [kernel] name; nullptr when it has none.
-std::shared_ptr<DescriptorCases> read(
-    const std::string& origin, std::string_view descriptor,
-    const std::function<KernelSchema(const std::string&)>& schema_of) {
-  toml::table root;
+// A parsed document that tables point into (std::shared_ptr's aliasing
+// form), because toml++ drops a node's source lines when it is copied and
+// the messages name them.
+std::shared_ptr<const toml::table> parse_document(std::string_view text,
+                                                  const std::string& origin) {
   try {
-    root = jitwarm::detail::parse_untrusted_toml(descriptor, origin);
+    return std::make_shared<const toml::table>(
+        jitwarm::detail::parse_untrusted_toml(text, origin));
   } catch (const toml::parse_error& e) {
     throw std::runtime_error(jitwarm::detail::toml_error_text(origin, e));
   }
-  const toml::node* name = root.at_path("kernel.name").node();
-  if (name == nullptr || !name->is_string()) return nullptr;
-  const toml::array* cases =
-      root.get("case") != nullptr ? root.get("case")->as_array() : nullptr;
-  if (cases == nullptr) return nullptr;
-  auto s = std::make_shared<DescriptorCases>(
-      DescriptorCases{origin, schema_of(name->as_string()->get()), {}, {}, {}});
+}
+
+// Cases of `schema` read from `origin`, with the C view CaseBuilder reads.
+std::shared_ptr<DescriptorCases> make_cases(const std::string& origin,
+                                            KernelSchema schema) {
+  auto s = std::make_shared<DescriptorCases>();
+  s->origin = origin;
+  s->schema = std::move(schema);
   for (const ParamDesc& p : s->schema.params()) {
     jw_param_desc d{};
     d.struct_size = sizeof(d);
@@ -285,6 +293,22 @@ std::shared_ptr<DescriptorCases> read(
   s->c.name = s->schema.name().c_str();
   s->c.params = s->params.data();
   s->c.num_params = static_cast<uint32_t>(s->params.size());
+  return s;
+}
+
+// The [[case]] tables of a descriptor, with the schema `schema_of` gives
+// for its [kernel] name; nullptr when it has none.
+std::shared_ptr<DescriptorCases> read(
+    const std::string& origin, std::string_view descriptor,
+    const std::function<KernelSchema(const std::string&)>& schema_of) {
+  const std::shared_ptr<const toml::table> root =
+      parse_document(descriptor, origin);
+  const toml::node* name = root->at_path("kernel.name").node();
+  if (name == nullptr || !name->is_string()) return nullptr;
+  const toml::array* cases =
+      root->get("case") != nullptr ? root->get("case")->as_array() : nullptr;
+  if (cases == nullptr) return nullptr;
+  auto s = make_cases(origin, schema_of(name->as_string()->get()));
   for (const toml::node& item : *cases) {
     const toml::table* t = item.as_table();
     if (t == nullptr) malformed(*s, line_of(item), "each [[case]] is a table");
@@ -305,7 +329,8 @@ std::shared_ptr<DescriptorCases> read(
     }
     s->tables.push_back(DescriptorCases::Table{
         case_name->as_string()->get(),
-        std::make_shared<const toml::table>(*args->as_table()), line_of(item)});
+        std::shared_ptr<const toml::table>(root, args->as_table()),
+        line_of(item)});
   }
   return s;
 }
@@ -390,6 +415,84 @@ std::vector<CaseRecipe> descriptor_case_recipes(std::string_view kernel,
     recipes.push_back(std::move(recipe));
   }
   return recipes;
+}
+
+namespace {
+
+// The args table on line `line` of `file` (a [[tune]] table's, or one
+// given as text) with the kernel it is for.
+ArgumentTable argument_table(std::string kernel, const std::string& file,
+                             int line,
+                             std::shared_ptr<const toml::table> table) {
+  std::string origin = fmt::format("{}:{}", file, line);
+  return ArgumentTable{
+      std::move(kernel), origin,
+      [table, file, line, origin](const KernelSchema& schema, bool with_data) {
+        auto s = make_cases(file, schema);
+        s->what = "arguments of " + schema.name();
+        Rng rng(case_seed(kDefaultSeed, schema.name(), origin));
+        return build_case(*s, DescriptorCases::Table{origin, table, line}, rng,
+                          with_data);
+      }};
+}
+
+}  // namespace
+
+std::vector<ArgumentTable> read_tune_tables(std::string_view manifest,
+                                            const std::string& origin) {
+  const std::shared_ptr<const toml::table> root =
+      parse_document(manifest, origin);
+  std::vector<ArgumentTable> tables;
+  const toml::node* tune = root->get("tune");
+  if (tune == nullptr) return tables;
+  const auto bad = [&](const toml::node& node, const std::string& what) {
+    throw std::runtime_error(
+        fmt::format("{}:{}: [[tune]]: {}", origin, line_of(node), what));
+  };
+  if (!tune->is_array()) bad(*tune, "tune must be a list of tables ([[tune]])");
+  for (const toml::node& item : *tune->as_array()) {
+    const toml::table* t = item.as_table();
+    if (t == nullptr) bad(item, "each [[tune]] is a table");
+    for (const auto& [key, value] : *t) {
+      if (key.str() != "kernel" && key.str() != "args") {
+        bad(value,
+            fmt::format("unknown key '{}' (known: kernel, args)", key.str()));
+      }
+    }
+    const toml::node* kernel = t->get("kernel");
+    const toml::node* args = t->get("args");
+    if (kernel == nullptr || !kernel->is_string() || args == nullptr ||
+        !args->is_table()) {
+      bad(item, "a [[tune]] needs a kernel (its name) and an args table");
+    }
+    tables.push_back(argument_table(
+        kernel->as_string()->get(), origin, line_of(item),
+        std::shared_ptr<const toml::table>(root, args->as_table())));
+  }
+  return tables;
+}
+
+ArgumentTable argument_table_from_text(std::string kernel,
+                                       std::string_view args) {
+  const std::string origin = "--args";
+  std::shared_ptr<const toml::table> root;
+  try {
+    root = parse_document("args = " + std::string(args), origin);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(
+        fmt::format("--args is not an inline table such as '{{ x = {{ shape "
+                    "= [8] }}, n = 8 }}': {}",
+                    e.what()));
+  }
+  const toml::node* table = root->get("args");
+  if (table == nullptr || !table->is_table() || root->size() != 1) {
+    throw std::runtime_error(
+        "--args is not one inline table such as '{ x = { shape = [8] }, n = "
+        "8 }'");
+  }
+  return argument_table(
+      std::move(kernel), origin, 1,
+      std::shared_ptr<const toml::table>(root, table->as_table()));
 }
 
 }  // namespace jitwarm::conformance

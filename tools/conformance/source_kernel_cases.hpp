@@ -21,6 +21,8 @@
 
 #include <jitwarm/jitwarm.hpp>
 
+#include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,5 +47,33 @@ bool is_source_kernel(std::string_view kernel);
 // the conformance tests build every case).
 std::vector<CaseRecipe> descriptor_case_recipes(std::string_view kernel,
                                                 const CaseOptions& options);
+
+// Arguments outside a descriptor, in a [[case]]'s args format (the same
+// keys, dtypes, fills and defaults): what `jitwarm tune` launches
+// (docs/tuning.md). A manifest's [[tune]] tables each name a kernel and
+// give its arguments:
+//
+//   [[tune]]
+//   kernel = "rms_norm"
+//   args = { out = { shape = [4096, 8192], dtype = "bfloat16" }, ... }
+struct ArgumentTable {
+  std::string kernel;  // as written: a full or a short name
+  std::string origin;  // "manifest.toml:12", or "--args"
+  // The case of these arguments for the kernel's schema, its buffers
+  // filled (with_data) or all zero (for their metadata alone); a malformed
+  // table throws std::runtime_error naming origin and line.
+  std::function<Case(const KernelSchema&, bool with_data)> build;
+};
+
+// The [[tune]] tables of a warmup manifest (its other keys are the core
+// manifest parser's to check). A malformed table throws
+// std::runtime_error naming manifest:line.
+std::vector<ArgumentTable> read_tune_tables(std::string_view manifest,
+                                            const std::string& origin);
+
+// Arguments given as one inline table ("{ x = { shape = [8] }, n = 8 }");
+// anything else throws std::runtime_error saying the form.
+ArgumentTable argument_table_from_text(std::string kernel,
+                                       std::string_view args);
 
 }  // namespace jitwarm::conformance

@@ -1,0 +1,414 @@
+// jitwarm tune: on this machine's device, benchmark every candidate config
+// of each tunable kernel a manifest's [[tune]] tables (or --args) give
+// arguments for, and keep the fastest per key and device kind as a cache
+// entry (Runtime::tune, docs/tuning.md). `--show` prints what is stored,
+// launching nothing, so a build box can read a result a GPU machine made.
+//
+// The arguments are a conformance case's (tools/conformance, the [[case]]
+// args format): their buffers are placed on the device with the case's
+// fills, so a kernel that reads indices gets valid ones.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+
+#include "bounded_file.hpp"
+#include "cli.hpp"
+#include "conformance/memory.hpp"
+#include "conformance/source_kernel_cases.hpp"
+#include "names.hpp"
+#include "warmup_targets.hpp"
+
+namespace jitwarm::cli {
+namespace {
+
+using conformance::ArgumentTable;
+
+// Every [[tune]] table of the manifests, then the --args table.
+std::vector<ArgumentTable> load_tables(
+    const std::vector<std::string>& manifests, const std::string& kernel,
+    const std::string& args) {
+  std::vector<ArgumentTable> tables;
+  try {
+    for (const std::string& path : manifests) {
+      // The whole manifest is checked as a warmup reads it, so that tune
+      // and warmup agree on what a valid manifest is.
+      (void)load_requests({path});
+      const detail::FileContents file = detail::read_bounded_file(
+          path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
+      if (!file.ok()) {
+        throw CommandError(kExitBadInput, fmt::format("cannot read {}: it {}",
+                                                      path, file.why));
+      }
+      for (ArgumentTable& t : conformance::read_tune_tables(file.bytes, path)) {
+        tables.push_back(std::move(t));
+      }
+    }
+    if (!args.empty()) {
+      tables.push_back(conformance::argument_table_from_text(kernel, args));
+    }
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const CommandError*>(&e) != nullptr) throw;
+    if (dynamic_cast<const Error*>(&e) != nullptr) throw;
+    throw CommandError(kExitBadInput, e.what());
+  }
+  return tables;
+}
+
+// The case an argument table gives for its kernel; a malformed table is
+// bad input.
+conformance::Case build_case(const Runtime& runtime, const ArgumentTable& t,
+                             bool with_data, std::string* kernel_name) {
+  const KernelSchema& schema = runtime.schema(t.kernel);
+  *kernel_name = schema.name();
+  try {
+    return t.build(schema, with_data);
+  } catch (const std::runtime_error& e) {
+    throw CommandError(kExitBadInput, e.what());
+  }
+}
+
+// The platform to tune on: the one named, else the first that can launch
+// on a device (the CPU reference last: its implementations are not
+// tunable).
+std::string pick_platform(const Runtime& runtime, const std::string& named) {
+  const std::vector<PlatformInfo> platforms = runtime.platforms();
+  for (const PlatformInfo& p : platforms) {
+    if (!named.empty() && p.name != named) continue;
+    if (named.empty() && p.name == "cpu") continue;
+    if (p.can_launch && p.device_count > 0) return p.name;
+    if (!named.empty()) {
+      throw CommandError(
+          kExitEnvironment,
+          fmt::format("platform {} cannot launch here ({}): tuning runs the "
+                      "kernels ('jitwarm tune --show' reads results without "
+                      "a device)",
+                      named, p.detail.empty() ? "no device" : p.detail));
+    }
+  }
+  if (!named.empty()) {
+    throw CommandError(kExitEnvironment,
+                       fmt::format("platform {} is not loaded", named));
+  }
+  throw CommandError(kExitEnvironment,
+                     "no platform here can launch on a device: tuning runs "
+                     "the kernels ('jitwarm tune --show' reads results "
+                     "without a device)");
+}
+
+nlohmann::json result_json(const TuneResult& r) {
+  nlohmann::json timings = nlohmann::json::array();
+  for (const TuneTiming& t : r.timings) {
+    nlohmann::json one = {{"config", tune_config_text(t.config)}};
+    if (t.error.empty()) {
+      one["seconds"] = t.seconds;
+    } else {
+      one["error"] = t.error;
+    }
+    timings.push_back(std::move(one));
+  }
+  return {{"key", r.key_text},
+          {"hash", r.key_hash.hex()},
+          {"device_kind", r.device_kind},
+          {"best", tune_config_text(r.best)},
+          {"stored", r.stored},
+          {"timings", std::move(timings)}};
+}
+
+// The winner's and the default's times (the default is the first
+// candidate), for the progress line.
+std::string summary_of(const TuneResult& r) {
+  double best = 0;
+  std::size_t failed = 0;
+  for (const TuneTiming& t : r.timings) {
+    if (!t.error.empty()) ++failed;
+    if (t.config == r.best) best = t.seconds;
+  }
+  const TuneTiming& first = r.timings.front();
+  std::string text =
+      fmt::format("best {}: {:.2f} us", tune_config_text(r.best), best * 1e6);
+  if (first.error.empty() && best > 0) {
+    text += fmt::format(", default {:.2f} us ({:.2f}x)", first.seconds * 1e6,
+                        first.seconds / best);
+  }
+  text += fmt::format(", {} configs", r.timings.size());
+  if (failed > 0) text += fmt::format(", {} failed", failed);
+  return text;
+}
+
+struct TuneCommand {
+  PluginOptions plugins;
+  std::vector<std::string> manifests;
+  std::string kernel, args, platform, cache_dir, remote_cache, target,
+      device_kind;
+  int32_t device = 0;
+  Count warmup_launches{TuneOptions{}.warmup_launches};
+  Count timed_launches{TuneOptions{}.timed_launches};
+  bool show = false, json = false, quiet = false, no_cache_dir = false,
+       no_remote_cache = false;
+};
+
+int run_tune(const TuneCommand& c, Runtime& runtime,
+             const std::vector<ArgumentTable>& tables) {
+  const std::string platform = pick_platform(runtime, c.platform);
+  const std::unique_ptr<conformance::MemorySpace> memory =
+      conformance::platform_memory(runtime.platform(platform), c.device);
+  const std::string kind = runtime.device_kind(platform, c.device);
+  const LaunchOptions where{platform, c.device, nullptr};
+  std::size_t tuned = 0, untunable = 0, failed = 0;
+  nlohmann::json results = nlohmann::json::array();
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    const ArgumentTable& table = tables[i];
+    std::string name;
+    const conformance::Case the_case = build_case(runtime, table, true, &name);
+    const std::string label =
+        fmt::format("tune {}/{}: {} ({})", i + 1, tables.size(),
+                    short_kernel_name(name), table.origin);
+    nlohmann::json entry = {{"origin", table.origin}, {"kernel", name}};
+    try {
+      const conformance::PlacedCase placed(the_case, *memory);
+      const KernelHandle handle = runtime.kernel(name);
+      const CompileKey key = handle.key_for(placed.args(), where);
+      entry["key"] = key.text();
+      if (runtime.tune_candidates(key).empty()) {
+        ++untunable;
+        entry["status"] = "not tunable";
+        if (!c.quiet && !c.json) {
+          std::cerr << label << ": not tunable, skipped\n  " << key.text()
+                    << "\n";
+        }
+      } else {
+        TuneOptions options;
+        options.launch = where;
+        options.warmup_launches = c.warmup_launches.value;
+        options.timed_launches = c.timed_launches.value;
+        const TuneResult result = handle.tune(placed.args(), options);
+        ++tuned;
+        entry.update(result_json(result));
+        entry["status"] = "tuned";
+        if (!c.quiet && !c.json) {
+          std::cerr << label << ": " << summary_of(result) << "\n  "
+                    << result.key_text << "\n";
+        }
+      }
+    } catch (const conformance::DeviceError& e) {
+      throw CommandError(kExitEnvironment,
+                         fmt::format("{}: device memory: {}", label, e.what()));
+    } catch (const Error& e) {
+      // This table's key failed (its arguments, or every candidate): the
+      // others still run.
+      ++failed;
+      entry["status"] = "failed";
+      entry["error"] = e.what();
+      std::cerr << "FAILED " << label << "\n  " << e.what() << "\n";
+    }
+    results.push_back(std::move(entry));
+  }
+  const Persistence kept = persistence_of(runtime.cache_settings());
+  if (c.json) {
+    std::cout << nlohmann::json{{"device_kind", kind},
+                                {"platform", platform},
+                                {"device", c.device},
+                                {"tuned", tuned},
+                                {"not_tunable", untunable},
+                                {"failed", failed},
+                                {"saved_to", kept.kept_in},
+                                {"results", std::move(results)}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format(
+        "{} keys tuned on {} ({} device {}), {} not tunable, {} failed\n",
+        tuned, kind, platform, c.device, untunable, failed);
+    if (!kept.kept_in.empty()) {
+      std::cout << fmt::format("saved in {}\n",
+                               fmt::join(kept.kept_in, " and "));
+    }
+  }
+  if (!kept.note.empty()) {
+    std::cerr << "jitwarm tune: " << (kept.failed ? "warning: " : "")
+              << kept.note << "\n";
+  }
+  if (failed > 0) return kExitFailures;
+  return kept.failed && tuned > 0 ? kExitEnvironment : kExitOk;
+}
+
+// --show: the stored result of each table's key, compiling and launching
+// nothing (the key is derived from the tables' metadata alone).
+int show_results(const TuneCommand& c, Runtime& runtime,
+                 const std::vector<ArgumentTable>& tables) {
+  std::string platform = c.platform;
+  if (!c.target.empty()) platform = c.target.substr(0, c.target.find(':'));
+  if (platform.empty()) {
+    for (const PlatformInfo& p : runtime.platforms()) {
+      if (p.name != "cpu" && p.can_launch && p.device_count > 0) {
+        platform = p.name;
+        break;
+      }
+    }
+  }
+  if (platform.empty()) {
+    throw CommandError(kExitEnvironment,
+                       "no device here to take the target and device kind "
+                       "from: give --target (e.g. sm_90) and --device-kind "
+                       "(e.g. \"NVIDIA H200\")");
+  }
+  const std::string target =
+      c.target.empty() ? runtime.target_for(platform) : c.target;
+  const std::string kind = c.device_kind.empty()
+                               ? runtime.device_kind(platform, c.device)
+                               : c.device_kind;
+  std::size_t found = 0;
+  nlohmann::json results = nlohmann::json::array();
+  for (const ArgumentTable& table : tables) {
+    std::string name;
+    const conformance::Case the_case = build_case(runtime, table, false, &name);
+    const conformance::MetadataArgs metadata =
+        conformance::metadata_args(the_case);
+    std::string impl;
+    for (const PlatformExplanation& p : runtime.explain(name).platforms) {
+      if (p.platform == platform) impl = p.winner.impl_name;
+    }
+    if (impl.empty()) {
+      throw CommandError(kExitBadInput,
+                         fmt::format("{} ({}) has no implementation on {}",
+                                     name, table.origin, platform));
+    }
+    const CompileKey key =
+        derive_key(runtime.schema(name), metadata.args, target, impl);
+    nlohmann::json entry = {{"origin", table.origin}, {"kernel", name}};
+    if (runtime.tune_candidates(key).empty()) {
+      entry["key"] = key.text();
+      entry["status"] = "not tunable";
+      if (!c.json) std::cout << key.text() << "\n  not tunable\n";
+      results.push_back(std::move(entry));
+      continue;
+    }
+    const std::optional<TuneResult> result = runtime.tune_result(key, kind);
+    if (result) {
+      ++found;
+      entry.update(result_json(*result));
+      entry["status"] = "tuned";
+      if (!c.json) std::cout << result->to_text();
+    } else {
+      entry["key"] = key.text();
+      entry["device_kind"] = kind;
+      entry["best"] = nullptr;
+      entry["status"] = "no result";
+      if (!c.json) {
+        std::cout << fmt::format(
+            "{}\n  on {}: no result (its default config runs)\n", key.text(),
+            kind);
+      }
+    }
+    results.push_back(std::move(entry));
+  }
+  if (c.json) {
+    std::cout << nlohmann::json{{"device_kind", kind},
+                                {"target", target},
+                                {"found", found},
+                                {"results", std::move(results)}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format("{} of {} keys have a result for {}\n", found,
+                             tables.size(), kind);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_tune(const std::vector<std::string>& args) {
+  po::options_description options("options");
+  TuneCommand c;
+  c.plugins.add_to(options);
+  options.add_options()("manifest,m", po::value(&c.manifests)->composing(),
+                        "manifest (TOML) whose [[tune]] tables give the "
+                        "kernels and their arguments; repeatable")(
+      "args,a", po::value(&c.args),
+      "KERNEL's arguments as one inline table, in a [[tune]] table's args "
+      "form: '{ x = { shape = [4096, 8192], dtype = \"bfloat16\" }, ... }'")(
+      "platform,p", po::value(&c.platform),
+      "platform to tune on (default: the first, but the CPU's, that can "
+      "launch)")("device,d", po::value(&c.device), "device index (default 0)")(
+      "warmup-launches", po::value(&c.warmup_launches),
+      "untimed launches per candidate (1 to 1024; default 3)")(
+      "timed-launches", po::value(&c.timed_launches),
+      "timed launches per candidate (1 to 1024; default 20)")(
+      "show", po::bool_switch(&c.show),
+      "print the stored results for these keys; launch nothing")(
+      "target,t", po::value(&c.target),
+      "with --show: the target the keys are for (default: the device's)")(
+      "device-kind", po::value(&c.device_kind),
+      "with --show: the device kind, as 'NVIDIA H200' (default: the "
+      "device's)")("cache-dir,c", po::value(&c.cache_dir),
+                   "persistent cache directory (default: "
+                   "$JITWARM_CACHE_DIR, else $XDG_CACHE_HOME/jitwarm or "
+                   "~/.cache/jitwarm)")(
+      "no-cache-dir", po::bool_switch(&c.no_cache_dir),
+      "no persistent cache directory (memory, and the remote cache if any)")(
+      "remote-cache", po::value(&c.remote_cache),
+      "shared remote cache, redis://[:password@]host[:port][/db] (default: "
+      "$JITWARM_REMOTE_CACHE)")(
+      "no-remote-cache", po::bool_switch(&c.no_remote_cache),
+      "no remote cache, whatever $JITWARM_REMOTE_CACHE says")(
+      "json", po::bool_switch(&c.json), "print the results as JSON")(
+      "quiet,q", po::bool_switch(&c.quiet), "no progress line per key");
+  po::variables_map vm;
+  int code = kExitOk;
+  if (!parse(CommandLine{"tune",
+                         "[--manifest FILE]... [KERNEL --args TABLE] "
+                         "[--platform P] [--device N] [--cache-dir D] "
+                         "[--remote-cache URL] [--show [--target T] "
+                         "[--device-kind K]] [--json]",
+                         "Benchmarks every candidate config of each tunable "
+                         "kernel on the device, with the arguments a "
+                         "manifest's [[tune]] tables or --args give, and "
+                         "stores the fastest per key and device kind in the "
+                         "cache: launches and warmups for that kind of "
+                         "device then use it. A progress line per key goes "
+                         "to stderr. --show prints the stored results.",
+                         {Argument{"KERNEL",
+                                   "the kernel --args is for (a full or a "
+                                   "short name)",
+                                   &c.kernel, false}}},
+             options, args, vm, &code)) {
+    return code;
+  }
+  if (c.kernel.empty() != c.args.empty()) {
+    throw usage_error("KERNEL and --args go together");
+  }
+  if (c.manifests.empty() && c.kernel.empty()) {
+    throw usage_error(
+        "nothing to tune: give --manifest FILE (with [[tune]] tables) or "
+        "KERNEL --args TABLE");
+  }
+  if (!c.show && (!c.target.empty() || !c.device_kind.empty())) {
+    throw usage_error("--target and --device-kind go with --show");
+  }
+  if (c.device < 0) throw usage_error("--device is an index: 0 or more");
+  if (!c.target.empty()) c.target = expand_target(c.target);
+  const std::vector<ArgumentTable> tables =
+      load_tables(c.manifests, c.kernel, c.args);
+  if (tables.empty()) {
+    throw CommandError(kExitBadInput,
+                       fmt::format("nothing to tune: {} has no [[tune]] "
+                                   "tables (docs/tuning.md)",
+                                   fmt::join(c.manifests, ", ")));
+  }
+  RuntimeOptions runtime_options;
+  runtime_options.cache_dir = c.cache_dir;
+  runtime_options.no_cache_dir = c.no_cache_dir;
+  runtime_options.remote_cache = c.remote_cache;
+  runtime_options.no_remote_cache = c.no_remote_cache;
+  auto runtime = make_runtime(c.plugins, runtime_options);
+  return c.show ? show_results(c, *runtime, tables)
+                : run_tune(c, *runtime, tables);
+}
+
+}  // namespace jitwarm::cli
