@@ -284,6 +284,66 @@ jw_compile_key* new_compile_key(jitwarm::CompileKey key) {
   return new jw_compile_key{std::move(key), std::move(text)};
 }
 
+jw_compile_key_list* new_compile_key_list(
+    std::vector<jitwarm::CompileKey> keys) {
+  auto list = std::make_unique<OwnedCompileKeyList>();
+  // Reserved first, so no push_back can throw with a key in hand.
+  list->pointers.reserve(keys.size());
+  for (auto& key : keys)
+    list->pointers.push_back(new_compile_key(std::move(key)));
+  jw_compile_key_list& c = *list;
+  c.struct_size = sizeof(jw_compile_key_list);
+  c.next = nullptr;
+  c.keys = list->pointers.data();
+  c.count = static_cast<uint32_t>(list->pointers.size());
+  return list.release();
+}
+
+struct OwnedTuneTiming : jw_tune_timing {
+  std::string config;
+  std::string error;
+};
+struct OwnedTuneResult : jw_tune_result {
+  jitwarm::TuneResult result;
+  std::string best;
+  std::string text;
+  std::vector<std::unique_ptr<OwnedTuneTiming>> items;
+  std::vector<const jw_tune_timing*> pointers;
+};
+
+jw_tune_result* new_tune_result(jitwarm::TuneResult result) {
+  auto owned = std::make_unique<OwnedTuneResult>();
+  owned->best = jitwarm::tune_config_text(result.best);
+  owned->text = result.to_text();
+  owned->result = std::move(result);
+  for (const jitwarm::TuneTiming& t : owned->result.timings) {
+    auto item = std::make_unique<OwnedTuneTiming>();
+    item->config = jitwarm::tune_config_text(t.config);
+    item->error = t.error;
+    jw_tune_timing& c = *item;
+    c.struct_size = sizeof(jw_tune_timing);
+    c.next = nullptr;
+    c.config = item->config.c_str();
+    c.seconds = t.seconds;
+    c.error = item->error.c_str();
+    owned->pointers.push_back(item.get());
+    owned->items.push_back(std::move(item));
+  }
+  jw_tune_result& c = *owned;
+  c.struct_size = sizeof(jw_tune_result);
+  c.next = nullptr;
+  c.key_text = owned->result.key_text.c_str();
+  c.hash_lo = owned->result.key_hash.lo;
+  c.hash_hi = owned->result.key_hash.hi;
+  c.device_kind = owned->result.device_kind.c_str();
+  c.best = owned->best.c_str();
+  c.timings = owned->pointers.data();
+  c.num_timings = static_cast<uint32_t>(owned->pointers.size());
+  c.stored = owned->result.stored ? 1 : 0;
+  c.text = owned->text.c_str();
+  return owned.release();
+}
+
 // `mode` by reference: a C caller may pass any int, which only raw_enum may
 // read (loading it as the enum would be undefined).
 std::optional<jitwarm::JitMonitorMode> monitor_mode_of(
@@ -308,6 +368,7 @@ jitwarm::WarmupOptions warmup_options_of(const jw_warmup_options* in) {
   if (c.target != nullptr) options.target = c.target;
   options.jobs = c.jobs == 0 ? 1 : c.jobs;
   if (c.batch_size != 0) options.batch_size = c.batch_size;
+  if (c.device_kind != nullptr) options.device_kind = c.device_kind;
   switch (c.parallel) {
     case JW_WARMUP_THREADS:
       options.parallel = jitwarm::WarmupParallelism::threads;
@@ -558,6 +619,81 @@ JITWARM_EXPORT jw_status jw_kernel_key_for(jw_kernel_handle* kernel,
   });
 }
 
+JITWARM_EXPORT void jw_tune_result_free(jw_tune_result* result) {
+  delete static_cast<OwnedTuneResult*>(result);
+}
+
+JITWARM_EXPORT jw_status jw_kernel_tune(jw_kernel_handle* kernel,
+                                        const jw_arg_value* args,
+                                        uint32_t num_args,
+                                        const jw_tune_options* options,
+                                        jw_tune_result** out_result) {
+  return c_guard([&] {
+    require(kernel, "kernel");
+    require(out_result, "out_result");
+    *out_result = nullptr;
+    if (num_args > 0) require(args, "args");
+    const jw_tune_options c = read_sized(options, "tune options");
+    jitwarm::TuneOptions tuning;
+    if (c.platform != nullptr) tuning.launch.platform = c.platform;
+    tuning.launch.device = c.device;
+    tuning.launch.stream = c.stream;
+    if (c.warmup_launches != 0) tuning.warmup_launches = c.warmup_launches;
+    if (c.timed_launches != 0) tuning.timed_launches = c.timed_launches;
+    tuning.store = c.no_store == 0;
+    *out_result = new_tune_result(kernel->handle.tune(
+        std::span<const jw_arg_value>(args, num_args), tuning));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_tune_result(jw_runtime* runtime,
+                                                const jw_compile_key* key,
+                                                const char* device_kind,
+                                                jw_tune_result** out_result) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(key, "key");
+    require(device_kind, "device_kind");
+    require(out_result, "out_result");
+    *out_result = nullptr;
+    if (std::optional<jitwarm::TuneResult> found =
+            runtime->runtime.tune_result(key->key, device_kind)) {
+      *out_result = new_tune_result(std::move(*found));
+    }
+  });
+}
+
+JITWARM_EXPORT jw_status
+jw_runtime_tune_candidates(jw_runtime* runtime, const jw_compile_key* key,
+                           jw_compile_key_list** out_keys) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(key, "key");
+    require(out_keys, "out_keys");
+    const jitwarm::CompileKey untuned = key->key.with_config({});
+    std::vector<jitwarm::CompileKey> keys;
+    for (jitwarm::TuneConfig& config :
+         runtime->runtime.tune_candidates(untuned)) {
+      // The default config's key is the untuned key itself.
+      keys.push_back(keys.empty() ? untuned
+                                  : untuned.with_config(std::move(config)));
+    }
+    *out_keys = new_compile_key_list(std::move(keys));
+  });
+}
+
+JITWARM_EXPORT jw_status jw_runtime_device_kind(jw_runtime* runtime,
+                                                const char* platform,
+                                                int32_t device,
+                                                char** out_kind) {
+  return c_guard([&] {
+    require(runtime, "runtime");
+    require(out_kind, "out_kind");
+    *out_kind = owned_string(runtime->runtime.device_kind(
+        platform != nullptr ? platform : "", device));
+  });
+}
+
 JITWARM_EXPORT jw_status jw_compile_key_get_info(
     const jw_compile_key* key, jw_compile_key_info* out_info) {
   return c_guard([&] {
@@ -711,19 +847,8 @@ JITWARM_EXPORT jw_status jw_runtime_warmup_plan(
     require(runtime, "runtime");
     require(manifest, "manifest");
     require(out_keys, "out_keys");
-    auto list = std::make_unique<OwnedCompileKeyList>();
-    std::vector<jitwarm::CompileKey> keys = runtime->runtime.warmup_plan(
-        manifest->manifest.requests, warmup_options_of(options));
-    // Reserved first, so no push_back can throw with a key in hand.
-    list->pointers.reserve(keys.size());
-    for (auto& key : keys)
-      list->pointers.push_back(new_compile_key(std::move(key)));
-    jw_compile_key_list& c = *list;
-    c.struct_size = sizeof(jw_compile_key_list);
-    c.next = nullptr;
-    c.keys = list->pointers.data();
-    c.count = static_cast<uint32_t>(list->pointers.size());
-    *out_keys = list.release();
+    *out_keys = new_compile_key_list(runtime->runtime.warmup_plan(
+        manifest->manifest.requests, warmup_options_of(options)));
   });
 }
 
@@ -1241,18 +1366,7 @@ JITWARM_EXPORT jw_status jw_warmup_shard(const jw_compile_key* const* plan,
         fail(JW_ERROR_INVALID_ARGUMENT, "plan[{}] is null", i);
       keys.push_back(plan[i]->key);
     }
-    std::vector<jitwarm::CompileKey> part =
-        jitwarm::warmup_shard(keys, shard, count);
-    auto list = std::make_unique<OwnedCompileKeyList>();
-    list->pointers.reserve(part.size());
-    for (auto& key : part)
-      list->pointers.push_back(new_compile_key(std::move(key)));
-    jw_compile_key_list& c = *list;
-    c.struct_size = sizeof(jw_compile_key_list);
-    c.next = nullptr;
-    c.keys = list->pointers.data();
-    c.count = static_cast<uint32_t>(list->pointers.size());
-    *out_keys = list.release();
+    *out_keys = new_compile_key_list(jitwarm::warmup_shard(keys, shard, count));
   });
 }
 

@@ -1062,3 +1062,159 @@ done:
   jw_runtime_destroy(rt);
   return RESULT();
 }
+
+/* Whether `platform` can launch on a device here (the model driver of
+ * tests/gpu/model_libcuda counts: its launches run nothing). */
+static int can_launch_on(jw_runtime* rt, const char* platform) {
+  jw_platform_list* list = NULL;
+  int can = 0;
+  if (jw_runtime_platforms(rt, &list) != JW_OK) return 0;
+  for (uint32_t i = 0; i < list->count; ++i) {
+    const jw_platform_info* p = list->items[i];
+    if (strcmp(p->name, platform) == 0)
+      can = p->can_launch && p->device_count > 0;
+  }
+  jw_platform_list_free(list);
+  return can;
+}
+
+/* Tuning from C (docs/tuning.md). On the CPU reference nothing is tunable;
+ * where CUDA can launch (the model driver in the 'capi-tuning' test),
+ * silu_and_mul is tuned: whichever candidate wins (timing decides), the
+ * result, the stored result, the key a launch uses and a warmup for the
+ * device's kind all name the same winner. */
+const char* scenario_tuning(void) {
+  jw_runtime* rt = NULL;
+  jw_kernel_handle* k = NULL;
+  jw_compile_key *key = NULL, *tuned = NULL;
+  jw_compile_key_list *candidates = NULL, *plan = NULL;
+  jw_tune_result *result = NULL, *stored = NULL, *other = NULL;
+  jw_warmup_manifest* m = NULL;
+  char* kind = NULL;
+  char* target = NULL;
+  silu_args s;
+  PASSED();
+  rt = loaded_runtime(NULL);
+  EXPECT(rt != NULL);
+  EXPECT(jw_kernel_find(rt, SILU, &k) == JW_OK);
+  make_silu_args(&s, 17);
+
+  /* The CPU reference: not tunable, and said so. */
+  EXPECT(jw_kernel_key_for(k, "cpu", 0, s.args, 4, &key) == JW_OK);
+  EXPECT(jw_runtime_tune_candidates(rt, key, &candidates) == JW_OK);
+  EXPECT(candidates->count == 0);
+  jw_compile_key_list_free(candidates);
+  candidates = NULL;
+  EXPECT(jw_runtime_device_kind(rt, "cpu", 0, &kind) == JW_OK);
+  EXPECT(jw_runtime_target_for(rt, "cpu", 0, &target) == JW_OK);
+  EXPECT(strcmp(kind, target) == 0);
+  EXPECT(jw_runtime_tune_result(rt, key, kind, &result) == JW_OK);
+  EXPECT(result == NULL);
+  jw_tune_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.platform = "cpu";
+  EXPECT(jw_kernel_tune(k, s.args, 4, &o, &result) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(result == NULL && contains(jw_last_error(), "is not tunable"));
+  EXPECT(jw_kernel_tune(k, s.args, 4, &o, NULL) == JW_ERROR_INVALID_ARGUMENT);
+  o.struct_size = 4;
+  EXPECT(jw_kernel_tune(k, s.args, 4, &o, &result) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "struct_size"));
+  o.struct_size = sizeof o;
+  jw_compile_key_free(key);
+  key = NULL;
+  jw_string_free(kind);
+  kind = NULL;
+  if (!can_launch_on(rt, "cuda")) goto done;
+
+  /* CUDA: every candidate compiled and launched, the fastest kept. */
+  s.out_t.device_index = 0;
+  s.x_t.device_index = 0;
+  EXPECT(jw_kernel_key_for(k, "cuda", 0, s.args, 4, &key) == JW_OK);
+  EXPECT(jw_runtime_tune_candidates(rt, key, &candidates) == JW_OK);
+  EXPECT(candidates->count >= 2);
+  jw_compile_key_info first, second, untuned;
+  memset(&first, 0, sizeof first);
+  first.struct_size = sizeof first;
+  second = untuned = first;
+  EXPECT(jw_compile_key_get_info(key, &untuned) == JW_OK);
+  EXPECT(jw_compile_key_get_info(candidates->keys[0], &first) == JW_OK);
+  EXPECT(jw_compile_key_get_info(candidates->keys[1], &second) == JW_OK);
+  EXPECT(strcmp(first.text, untuned.text) == 0);
+  EXPECT(contains(second.text, "{max_block="));
+  EXPECT(jw_runtime_device_kind(rt, "cuda", 0, &kind) == JW_OK);
+
+  o.platform = "cuda";
+  o.warmup_launches = 1;
+  o.timed_launches = 2;
+  EXPECT(jw_kernel_tune(k, s.args, 4, &o, &result) == JW_OK);
+  EXPECT(strcmp(result->key_text, untuned.text) == 0);
+  EXPECT(result->hash_lo == untuned.hash_lo &&
+         result->hash_hi == untuned.hash_hi);
+  EXPECT(strcmp(result->device_kind, kind) == 0);
+  EXPECT(result->num_timings == candidates->count);
+  EXPECT(result->stored == 0); /* this runtime has no persistent tier */
+  EXPECT(contains(result->text, "<- best"));
+  {
+    /* The best is the fastest candidate that ran, the earliest on a tie. */
+    const jw_tune_timing* fastest = NULL;
+    for (uint32_t i = 0; i < result->num_timings; ++i) {
+      const jw_tune_timing* t = result->timings[i];
+      if (t->error[0] == '\0' &&
+          (fastest == NULL || t->seconds < fastest->seconds))
+        fastest = t;
+    }
+    EXPECT(fastest != NULL && strcmp(fastest->config, result->best) == 0);
+  }
+  EXPECT(jw_runtime_tune_result(rt, key, kind, &stored) == JW_OK);
+  EXPECT(stored != NULL && strcmp(stored->best, result->best) == 0);
+  EXPECT(jw_runtime_tune_result(rt, key, "another GPU", &other) == JW_OK);
+  EXPECT(other == NULL);
+
+  /* A launch's key is the winner's (the untuned key when the default won),
+   * and so is a warmup's for this kind. */
+  EXPECT(jw_kernel_key_for(k, "cuda", 0, s.args, 4, &tuned) == JW_OK);
+  jw_compile_key_info winner;
+  memset(&winner, 0, sizeof winner);
+  winner.struct_size = sizeof winner;
+  EXPECT(jw_compile_key_get_info(tuned, &winner) == JW_OK);
+  if (strcmp(result->best, result->timings[0]->config) == 0) {
+    EXPECT(strcmp(winner.text, untuned.text) == 0);
+  } else {
+    EXPECT(contains(winner.text, result->best));
+  }
+  m = parse(
+      "version = 1\n[[kernel]]\n"
+      "name = \"" SILU
+      "\"\n"
+      "[kernel.params]\nx = { dtype = [\"float32\"] }\nH = [17]\n");
+  EXPECT(m != NULL);
+  jw_warmup_options w;
+  memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  w.target = "cuda:sm_90";
+  w.device_kind = kind;
+  EXPECT(jw_runtime_warmup_plan(rt, m, &w, &plan) == JW_OK);
+  EXPECT(plan->count == 1);
+  jw_compile_key_info planned;
+  memset(&planned, 0, sizeof planned);
+  planned.struct_size = sizeof planned;
+  EXPECT(jw_compile_key_get_info(plan->keys[0], &planned) == JW_OK);
+  EXPECT(strcmp(planned.text, winner.text) == 0);
+done:
+  jw_compile_key_list_free(plan);
+  jw_warmup_manifest_free(m);
+  jw_tune_result_free(other);
+  jw_tune_result_free(stored);
+  jw_tune_result_free(result);
+  jw_compile_key_list_free(candidates);
+  jw_compile_key_free(tuned);
+  jw_compile_key_free(key);
+  jw_string_free(target);
+  jw_string_free(kind);
+  jw_kernel_release(k);
+  jw_runtime_destroy(rt);
+  return RESULT();
+}

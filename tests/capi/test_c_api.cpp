@@ -19,6 +19,7 @@ const char* scenario_bundles(void);
 const char* scenario_external_entries(void);
 const char* scenario_shards_and_remote_counters(void);
 const char* scenario_load_with_options(void);
+const char* scenario_tuning(void);
 }
 
 namespace {
@@ -119,4 +120,11 @@ TEST_CASE(
     "given load options from C, when the plugins are probed in a child "
     "first, then they load as in-process, and a short struct is refused") {
   check_scenario(scenario_load_with_options());
+}
+
+TEST_CASE(
+    "given a kernel tuned from C, then the result, the stored result, the "
+    "key a launch uses and a warmup for the device's kind name one winner, "
+    "and an implementation that is not tunable is refused") {
+  check_scenario(scenario_tuning());
 }

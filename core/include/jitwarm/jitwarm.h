@@ -900,6 +900,77 @@ JITWARM_EXPORT jw_status jw_runtime_explain_miss(jw_runtime* runtime,
                                                  const jw_compile_key* key,
                                                  char** out_text);
 
+/* --- Tuning (docs/tuning.md) -------------------------------------------- */
+typedef struct jw_tune_options {
+  uint32_t struct_size; /* sizeof(jw_tune_options) */
+  const void* next;
+  const char* platform; /* NULL: as jw_kernel_launch                      */
+  int32_t device;
+  void* stream;             /* where the candidates' launches run        */
+  uint32_t warmup_launches; /* untimed, per candidate; 0: 3              */
+  uint32_t timed_launches;  /* per candidate; 0: 20                      */
+  int32_t no_store; /* nonzero: measure only, store no result            */
+} jw_tune_options;
+
+/* One candidate of a tuning run. Pointers are borrowed from the result. */
+typedef struct jw_tune_timing {
+  uint32_t struct_size; /* sizeof(jw_tune_timing) */
+  const void* next;
+  const char* config; /* "{accesses=8, max_block=512}"                   */
+  double seconds;     /* per launch; 0 when it failed                    */
+  const char* error;  /* "" unless it failed to compile or launch        */
+} jw_tune_timing;
+
+/* The fastest config of one key on one kind of device. Pointers are
+ * borrowed from the result: valid until jw_tune_result_free. */
+typedef struct jw_tune_result {
+  uint32_t struct_size; /* sizeof(jw_tune_result) */
+  const void* next;
+  const char* key_text; /* the untuned key                               */
+  uint64_t hash_lo;     /* its stable 128-bit hash                       */
+  uint64_t hash_hi;
+  const char* device_kind;
+  const char* best; /* the winner's config                               */
+  const jw_tune_timing* const* timings; /* the candidates, default first  */
+  uint32_t num_timings;
+  int32_t stored;   /* kept in a persistent tier (disk, system, remote)  */
+  const char* text; /* readable lines: the key, the kind, each candidate */
+} jw_tune_result;
+JITWARM_EXPORT void jw_tune_result_free(jw_tune_result* result);
+
+/* Benchmarks every candidate config of the key these arguments launch
+ * (real device tensors: the launches run) and keeps the fastest for the
+ * device's kind: launches and warmups for that kind then use it. options
+ * may be NULL. JW_ERROR_INVALID_ARGUMENT for an implementation that is not
+ * tunable; JW_ERROR_LAUNCH_FAILED, naming each candidate's failure, when
+ * none ran. *out_result is owned by the caller: jw_tune_result_free. */
+JITWARM_EXPORT jw_status jw_kernel_tune(jw_kernel_handle* kernel,
+                                        const jw_arg_value* args,
+                                        uint32_t num_args,
+                                        const jw_tune_options* options,
+                                        jw_tune_result** out_result);
+/* The stored result for `key` (its config ignored) on `device_kind`, from
+ * memory or the persistent tiers; *out_result is NULL when there is none.
+ * Free with jw_tune_result_free. */
+JITWARM_EXPORT jw_status jw_runtime_tune_result(jw_runtime* runtime,
+                                                const jw_compile_key* key,
+                                                const char* device_kind,
+                                                jw_tune_result** out_result);
+/* The key (its config ignored) with each config its implementation can
+ * compile, the untuned key (the default config) first; an empty list for
+ * an implementation that is not tunable. Compiles nothing. Free with
+ * jw_compile_key_list_free. */
+JITWARM_EXPORT jw_status
+jw_runtime_tune_candidates(jw_runtime* runtime, const jw_compile_key* key,
+                           jw_compile_key_list** out_keys);
+/* The kind of device results are kept per: its model name ("NVIDIA H200")
+ * where the platform tells it, else its target. platform NULL: the default
+ * platform. Free with jw_string_free. */
+JITWARM_EXPORT jw_status jw_runtime_device_kind(jw_runtime* runtime,
+                                                const char* platform,
+                                                int32_t device,
+                                                char** out_kind);
+
 /* --- Specialization (docs/compile-keys.md) ------------------------------- */
 /* The type (i32/i64/u64) and value class of an integer. value.kind must be
  * JW_SCALAR_INT or JW_SCALAR_UINT (which cover every integer a key can
@@ -949,6 +1020,11 @@ typedef struct jw_warmup_options {
    * JW_WARMUP_PROCESSES (worker processes forked from this one; see
    * docs/warmup.md "Parallel warmup"). */
   uint32_t parallel;
+  /* Appended (R3). The kind of device ("NVIDIA H200") whose stored tuning
+   * winners the keys of tunable implementations compile (docs/tuning.md);
+   * NULL: the detected device's when no target is given, else none (the
+   * default configs). */
+  const char* device_kind;
 } jw_warmup_options;
 
 typedef enum jw_warmup_parallelism {
