@@ -436,6 +436,15 @@ std::vector<uint64_t> Registry::add_batch(
   return tokens;
 }
 
+void Registry::refresh(std::string_view name) {
+  Garbage garbage;  // destroyed after the lock is released
+  std::lock_guard lock(mutex_);
+  const auto it = kernels_.find(name);
+  if (it == kernels_.end() || !it->second.published) return;
+  publish_locked(it->second);
+  collect_locked(garbage);
+}
+
 void Registry::remove(uint64_t token) {
   Garbage garbage;  // destroyed after the lock is released
   std::lock_guard lock(mutex_);

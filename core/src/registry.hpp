@@ -193,6 +193,10 @@ class Registry {
       std::vector<std::shared_ptr<ImplRecord>> impls);
   void remove(uint64_t token);
   void remove_batch(const std::vector<uint64_t>& tokens);
+  // Publishes the kernel's state again, unchanged but for empty prepared-
+  // launch tables, so every launch prepares anew (after a tuning result
+  // changed which binary a key runs). Nothing for an unknown name.
+  void refresh(std::string_view name);
   // Throws when a schema of this name is already defined (for staging).
   void check_schema_is_new(const std::string& name,
                            const std::string& origin) const;

@@ -147,6 +147,9 @@ TuneResult KernelHandle::tune(std::span<const jw_arg_value> args,
   TuneResult result =
       detail::tune_launches(runtime_->launcher(), runtime_->platforms(),
                             runtime_->tune_results(), *slot_, args, options);
+  // Launches prepared before hold the binary of the config they resolved
+  // then: they prepare again, so that this runtime runs the winner too.
+  if (options.store) runtime_->registry().refresh(slot_->name);
   runtime_->registry().collect_retired();  // as after a launch
   return result;
 }

@@ -4,8 +4,8 @@
 // stored through TuneResults for the device's kind.
 //
 // * It launches, so it needs the caller's real device tensors; it leaves
-//   the launch path's prepared launches alone (docs/tuning.md says why a
-//   runtime that launched the key keeps its binary).
+//   the launch path's prepared launches alone (KernelHandle::tune then
+//   refreshes the kernel's state, so they prepare again with the winner).
 // * A candidate that fails to compile or launch is that candidate's error,
 //   in the result; only when none runs does tuning fail.
 #pragma once

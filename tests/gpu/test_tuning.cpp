@@ -221,6 +221,37 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "given a runtime that already launched a tunable key, when it tunes it, "
+    "then its next launch prepares again and runs the winner") {
+  Kernels kernels;
+  test::TempDir cache{"tuning-cache"};
+  auto runtime = runtime_on(kernels, cache.path);
+  ScaleOnDevice scale(*runtime);
+  const KernelHandle kernel = runtime->kernel(kTunable);
+  const CompileKey untuned = kernel.key_for(scale.args());
+  kernel.launch(scale.args());
+  REQUIRE(kernel.is_prepared(scale.args()));
+
+  FavouriteMeasure favourite{{{"threads", 128}}, {}};
+  TuneOptions options;
+  options.measure = favourite.measure();
+  REQUIRE(kernel.tune(scale.args(), options).best ==
+          TuneConfig{{"threads", 128}});
+  // The launch prepared with the default config is gone ...
+  CHECK_FALSE(kernel.is_prepared(scale.args()));
+  CHECK(kernel.key_for(scale.args()) ==
+        untuned.with_config({{"threads", 128}}));
+  // ... and the next launch prepares the winner's.
+  kernel.launch(scale.args());
+  CHECK(kernel.is_prepared(scale.args()));
+
+  // Measuring without storing leaves prepared launches alone.
+  options.store = false;
+  kernel.tune(scale.args(), options);
+  CHECK(kernel.is_prepared(scale.args()));
+}
+
+TEST_CASE(
     "given a tuning result, then it travels in a cache bundle to another "
     "cache, where a launch uses it") {
   Kernels kernels;

@@ -1104,7 +1104,8 @@ class Runtime {
   // its cache tiers, uses the winner, and so does a warmup for that kind.
   // Throws Error(JW_ERROR_INVALID_ARGUMENT) for an implementation that is
   // not tunable, and Error naming each candidate's failure when none ran.
-  // A runtime that already launched the key keeps its binary for it.
+  // With options.store, this runtime's launches of the kernel prepared
+  // before prepare again (once per signature), so they run the winner too.
   TuneResult tune(std::string_view kernel, std::span<const jw_arg_value> args,
                   const TuneOptions& options = {});
   // The stored result for `key` (its own config ignored) on `device_kind`,
