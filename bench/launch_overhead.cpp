@@ -271,9 +271,12 @@ void measure_tuned_launch(const Options& o, void* stream,
   RuntimeOptions options;
   options.no_cache_dir = true;
   options.no_remote_cache = true;
-  Runtime untuned(options), tuned(options);
+  // `control`, a second untuned runtime timed last, shows what a body's
+  // place in the turns costs alone.
+  Runtime untuned(options), tuned(options), control(options);
   untuned.load_plugins();
   tuned.load_plugins();
+  control.load_plugins();
   const jw_platform_desc& platform = untuned.platform(o.platform);
   const int64_t row[] = {1, 64}, weight[] = {64};
   std::array<void*, 3> buffers{};
@@ -294,6 +297,7 @@ void measure_tuned_launch(const Options& o, void* stream,
   const LaunchOptions launch{o.platform, 0, stream};
   const KernelHandle plain = untuned.kernel(kRmsNorm);
   const KernelHandle winner = tuned.kernel(kRmsNorm);
+  const KernelHandle plain_again = control.kernel(kRmsNorm);
   if (tuned.tune_candidates(winner.key_for(args, launch)).size() < 2) {
     for (void* p : buffers) platform.free_memory(platform.user_data, 0, p);
     return;
@@ -307,18 +311,23 @@ void measure_tuned_launch(const Options& o, void* stream,
     return candidate.config().empty() ? 2.0 : 1.0;
   };
   const TuneResult result = winner.tune(args, tuning);
-  plain.launch(args, launch);  // compile and prepare both before timing
-  winner.launch(args, launch);
+  // Compiled and prepared before timing.
+  for (const KernelHandle* k : {&plain, &winner, &plain_again})
+    k->launch(args, launch);
   sync();
   const InterleavedTimes times =
       time_interleaved(o,
                        {[&] { plain.launch(args, launch); },
-                        [&] { winner.launch(args, launch); }},
+                        [&] { winner.launch(args, launch); },
+                        [&] { plain_again.launch(args, launch); }},
                        sync);
   out.push_back({"rms_norm launch, untuned key", median(times.rounds[0])});
   out.push_back(
       {fmt::format("rms_norm launch, tuned {}", tune_config_text(result.best)),
        median(times.rounds[1]), times.median_over_first(1), "the untuned key"});
+  out.push_back({"rms_norm launch, untuned again (control)",
+                 median(times.rounds[2]), times.median_over_first(2),
+                 "the untuned key"});
   for (void* p : buffers) platform.free_memory(platform.user_data, 0, p);
 }
 
