@@ -157,22 +157,24 @@ TEST_CASE(
     "and the untuned key's program") {
   TuningRuntime t;
   // Five cached-access counts by three thread caps, less the pairs that
-  // spill (8 or 16 accesses at 1024 threads, 16 at 512), for every key.
-  const char* fallback = "{accesses=4, max_block=1024}";
+  // spill (8 or 16 accesses at 1024 threads, 16 at 512), for every key;
+  // each with and without streaming where vectors may run.
+  const char* fallback = "{accesses=4, max_block=1024, streaming=0}";
   const std::vector<Shape> shapes = {
-      {"bf16 [16384, 8192]", rms_norm(JW_DTYPE_BFLOAT16, true, 8192, 16384), 12,
+      {"bf16 [16384, 8192]", rms_norm(JW_DTYPE_BFLOAT16, true, 8192, 16384), 24,
        fallback},
-      {"fp32 [8192, 8192]", rms_norm(JW_DTYPE_FLOAT32, true, 8192, 8192), 12,
+      {"fp32 [8192, 8192]", rms_norm(JW_DTYPE_FLOAT32, true, 8192, 8192), 24,
        fallback},
       // Aligned, but vectors only after the kernel's run-time check of H.
-      {"bf16 [5, 37]", rms_norm(JW_DTYPE_BFLOAT16, true, 37, 5), 12, fallback},
-      // Unaligned: elements only.
+      {"bf16 [5, 37]", rms_norm(JW_DTYPE_BFLOAT16, true, 37, 5), 24, fallback},
+      // Unaligned: elements only, so no streaming.
       {"fp32 [5, 37] unaligned", rms_norm(JW_DTYPE_FLOAT32, false, 37, 5), 12,
        fallback},
   };
-  // Both choices reach the source (the cache length and the launch bound),
-  // so every config is its own program.
-  warm_every_candidate(*t.runtime, shapes, {"accesses", "max_block"});
+  // Every choice reaches the source (the cache length, the launch bound,
+  // the cache hint), so every config is its own program.
+  warm_every_candidate(*t.runtime, shapes,
+                       {"accesses", "max_block", "streaming"});
 }
 
 TEST_CASE(
@@ -183,20 +185,22 @@ TEST_CASE(
   // Four thread caps by five unrolls, less the explicit unroll the kernel
   // already picks for the key (1 for bf16 vectors, 2 for fp32 vectors, 4
   // for elements; with vectors decided at run time, none) and an unroll of
-  // 8 at 1024 threads.
-  const char* fallback = "{max_block=256, unroll=0}";
+  // 8 at 1024 threads; each with and without streaming where vectors may
+  // run.
+  const char* fallback = "{max_block=256, streaming=0, unroll=0}";
   const std::vector<Shape> shapes = {
       {"bf16 [16384, 2x8192]",
-       silu_and_mul(JW_DTYPE_BFLOAT16, true, 8192, 16384), 15, fallback},
+       silu_and_mul(JW_DTYPE_BFLOAT16, true, 8192, 16384), 30, fallback},
       {"fp32 [8192, 2x8192]", silu_and_mul(JW_DTYPE_FLOAT32, true, 8192, 8192),
-       15, fallback},
-      {"bf16 [5, 2x37]", silu_and_mul(JW_DTYPE_BFLOAT16, true, 37, 5), 19,
+       30, fallback},
+      {"bf16 [5, 2x37]", silu_and_mul(JW_DTYPE_BFLOAT16, true, 37, 5), 38,
        fallback},
       {"fp32 [5, 2x37] unaligned", silu_and_mul(JW_DTYPE_FLOAT32, false, 37, 5),
        15, fallback},
   };
-  // Only the unroll reaches the source; the thread cap is the launch's.
-  warm_every_candidate(*t.runtime, shapes, {"unroll"});
+  // The unroll and the cache hint reach the source; the thread cap is the
+  // launch's.
+  warm_every_candidate(*t.runtime, shapes, {"streaming", "unroll"});
 }
 
 namespace {
@@ -286,35 +290,46 @@ TEST_CASE(
         "jw::kernels::rms_norm<jw::bf16, jw::i32, 2, float, jw::i32, jw::i32, "
         "2, 2>");
   CHECK(u.geometry.text() == "grid (16384, 1, 1) block (256, 1, 1)");
-  Tuned fallback(bf16, {{"accesses", 4}, {"max_block", 1024}});
+  Tuned fallback(bf16,
+                 {{"accesses", 4}, {"max_block", 1024}, {"streaming", 0}});
   CHECK(plan(fallback, bf16_args).name_expression == u.name_expression);
   CHECK(plan(fallback, bf16_args).geometry.text() == u.geometry.text());
   // 8192 bf16 = 1024 vectors: 8 per thread in 128 threads, the cap 512
   // (8 + 4 * 8 + 256 * 512 / 32 in the last argument).
-  Tuned eight(bf16, {{"accesses", 8}, {"max_block", 512}});
+  Tuned eight(bf16, {{"accesses", 8}, {"max_block", 512}, {"streaming", 0}});
   const Planned e = plan(eight, bf16_args);
   CHECK(e.name_expression ==
         "jw::kernels::rms_norm<jw::bf16, jw::i32, 2, float, jw::i32, jw::i32, "
         "2, 4130>");
   CHECK(e.geometry.text() == "grid (16384, 1, 1) block (128, 1, 1)");
+  // Streaming: the same geometry, its bit in the last argument
+  // (2 + 16384).
+  Tuned streaming(bf16,
+                  {{"accesses", 4}, {"max_block", 1024}, {"streaming", 1}});
+  const Planned st = plan(streaming, bf16_args);
+  CHECK(st.name_expression ==
+        "jw::kernels::rms_norm<jw::bf16, jw::i32, 2, float, jw::i32, jw::i32, "
+        "2, 16386>");
+  CHECK(st.geometry.text() == u.geometry.text());
   // One per thread would take 1024 threads; the cap of 256 makes each
   // thread re-read three more.
-  Tuned capped(bf16, {{"accesses", 1}, {"max_block", 256}});
+  Tuned capped(bf16, {{"accesses", 1}, {"max_block", 256}, {"streaming", 0}});
   CHECK(plan(capped, bf16_args).geometry.block.x == 256);
-  Tuned sixteen(bf16, {{"accesses", 16}, {"max_block", 256}});
+  Tuned sixteen(bf16, {{"accesses", 16}, {"max_block", 256}, {"streaming", 0}});
   CHECK(plan(sixteen, bf16_args).geometry.block.x == 64);
   // fp32: 2048 vectors, 512 threads by default, 1024 with 2 each.
   TestKey fp32 = bench_key(ks::kRmsNorm, JW_DTYPE_FLOAT32);
   TestArgs fp32_args = rms_args(JW_DTYPE_FLOAT32, 8192, 8192);
   Tuned fp32_untuned(fp32, {});
   CHECK(plan(fp32_untuned, fp32_args).geometry.block.x == 512);
-  Tuned two(fp32, {{"accesses", 2}, {"max_block", 1024}});
+  Tuned two(fp32, {{"accesses", 2}, {"max_block", 1024}, {"streaming", 0}});
   CHECK(plan(two, fp32_args).geometry.block.x == 1024);
   // 64-wide wavefronts: whole wavefronts, at least one.
   TestArgs odd = rms_args(JW_DTYPE_BFLOAT16, 5, 37);
   TestKey odd_key(ks::kRmsNorm);
   odd_key.dtype("x", JW_DTYPE_BFLOAT16).target("hip:gfx90a");
-  Tuned odd_sixteen(odd_key, {{"accesses", 16}, {"max_block", 256}});
+  Tuned odd_sixteen(odd_key,
+                    {{"accesses", 16}, {"max_block", 256}, {"streaming", 0}});
   CHECK(plan(odd_sixteen, odd, "gfx90a", 64).geometry.block.x == 64);
 }
 
@@ -330,25 +345,31 @@ TEST_CASE(
         "jw::kernels::silu_and_mul<jw::bf16, jw::i32, jw::i32, 2, 2>");
   // 1024 vectors a row, one per thread per step.
   CHECK(u.geometry.text() == "grid (16384, 4, 1) block (256, 1, 1)");
-  Tuned fallback(bf16, {{"max_block", 256}, {"unroll", 0}});
+  Tuned fallback(bf16, {{"max_block", 256}, {"streaming", 0}, {"unroll", 0}});
   CHECK(plan(fallback, bf16_args).name_expression == u.name_expression);
   CHECK(plan(fallback, bf16_args).geometry.text() == u.geometry.text());
-  Tuned wide(bf16, {{"max_block", 512}, {"unroll", 0}});
+  Tuned wide(bf16, {{"max_block", 512}, {"streaming", 0}, {"unroll", 0}});
   const Planned w = plan(wide, bf16_args);
   CHECK(w.name_expression == u.name_expression);  // the launch's alone
   CHECK(w.geometry.text() == "grid (16384, 2, 1) block (512, 1, 1)");
-  Tuned four(bf16, {{"max_block", 128}, {"unroll", 4}});
+  Tuned four(bf16, {{"max_block", 128}, {"streaming", 0}, {"unroll", 4}});
   const Planned f = plan(four, bf16_args);
   CHECK(f.name_expression ==
         "jw::kernels::silu_and_mul<jw::bf16, jw::i32, jw::i32, 2, 18>");
   CHECK(f.geometry.text() == "grid (16384, 2, 1) block (128, 1, 1)");
+  // Streaming: its bit in the last argument (2 + 256), the same geometry.
+  Tuned streaming(bf16, {{"max_block", 256}, {"streaming", 1}, {"unroll", 0}});
+  const Planned st = plan(streaming, bf16_args);
+  CHECK(st.name_expression ==
+        "jw::kernels::silu_and_mul<jw::bf16, jw::i32, jw::i32, 2, 258>");
+  CHECK(st.geometry.text() == u.geometry.text());
   // fp32: 2048 vectors, two per thread per step by default.
   TestKey fp32 = bench_key(ks::kSiluAndMul, JW_DTYPE_FLOAT32);
   TestArgs fp32_args = silu_args(JW_DTYPE_FLOAT32, 8192, 8192);
   Tuned fp32_untuned(fp32, {});
   CHECK(plan(fp32_untuned, fp32_args).geometry.text() ==
         "grid (8192, 4, 1) block (256, 1, 1)");
-  Tuned one(fp32, {{"max_block", 1024}, {"unroll", 1}});
+  Tuned one(fp32, {{"max_block", 1024}, {"streaming", 0}, {"unroll", 1}});
   CHECK(plan(one, fp32_args).geometry.text() ==
         "grid (8192, 2, 1) block (1024, 1, 1)");
 }

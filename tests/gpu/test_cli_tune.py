@@ -152,7 +152,7 @@ def main():
           err)
     check("the picky kernel's only runnable config wins, and the failed default is counted",
           "best {threads=128}" in err and "2 configs, 1 failed" in err, err)
-    check("rms_norm competes with its twelve configs", "12 configs" in err, err)
+    check("rms_norm competes with its 24 configs", "24 configs" in err, err)
     check("a kernel that is not tunable is skipped, said so", "expand" in err and
           "not tunable, skipped" in err, err)
 

@@ -18,21 +18,24 @@ def test_given_a_tunable_built_in_key_then_its_candidates_start_with_the_default
     if "cuda" not in [p.name for p in gpu_rt.platforms()]:
         pytest.skip("the CUDA plugin is not built")
     keys = gpu_rt.warmup_plan(BF16_ROWS, target="cuda:sm_90")
-    assert keys and all(len(gpu_rt.tune_candidates(k)) == 12 for k in keys)
+    # Five cached-access counts by three thread caps less the three that
+    # spill, each with and without streaming (the keys are aligned).
+    assert keys and all(len(gpu_rt.tune_candidates(k)) == 24 for k in keys)
     key = keys[0]
     assert key.config == {}
     candidates = gpu_rt.tune_candidates(key)
-    assert candidates[0] == {"accesses": 4, "max_block": 1024}
-    assert len(candidates) == 12
-    assert all(set(c) == {"accesses", "max_block"} for c in candidates)
+    assert candidates[0] == {"accesses": 4, "max_block": 1024, "streaming": 0}
+    assert len(candidates) == 24
+    assert all(set(c) == {"accesses", "max_block", "streaming"} for c in candidates)
     assert all(c["accesses"] * c["max_block"] <= 4096 for c in candidates)
-    tuned = key.with_config({"max_block": 512, "accesses": 8})
-    assert tuned.config == {"accesses": 8, "max_block": 512}
-    assert tuned.text.endswith(") {accesses=8, max_block=512} via " + key.impl_name)
+    tuned = key.with_config({"max_block": 512, "accesses": 8, "streaming": 1})
+    assert tuned.config == {"accesses": 8, "max_block": 512, "streaming": 1}
+    assert tuned.text.endswith(") {accesses=8, max_block=512, streaming=1} via " +
+                               key.impl_name)
     assert tuned != key and tuned.with_config({}) == key
     # Compile-only: an offered config compiles, one not offered is the key's error.
     result = gpu_rt.warmup_keys(
-        [tuned, key.with_config({"accesses": 16, "max_block": 1024})], check=False)
+        [tuned, key.with_config({"accesses": 16, "max_block": 1024, "streaming": 0})], check=False)
     assert [k.failed for k in result.keys] == [False, True]
     assert "is not one" in result.keys[1].error
     with pytest.raises(TypeError, match="choice names"):

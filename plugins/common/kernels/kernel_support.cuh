@@ -196,6 +196,40 @@ JW_INLINE void store_bytes16(void* address, const Bytes16& value) {
 #endif
 }
 
+// The same 128-bit load and store, marked streaming (evict first): for data
+// a kernel touches once, so that it does not push out of the caches what
+// other blocks still read (a weight row every block reads, say). A tuning
+// choice where a kernel offers it: whether it pays depends on the device.
+JW_INLINE Bytes16 load_bytes16_streaming(const void* address) {
+#if defined(JW_TARGET_CUDA)
+  Bytes16 value;
+  asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(value.word[0]), "=r"(value.word[1]), "=r"(value.word[2]),
+                 "=r"(value.word[3])
+               : "l"(__cvta_generic_to_global(address)));
+  return value;
+#else
+  typedef u32 Words __attribute__((ext_vector_type(4)));
+  const Words words =
+      __builtin_nontemporal_load(reinterpret_cast<const Words*>(address));
+  return Bytes16{{words.x, words.y, words.z, words.w}};
+#endif
+}
+JW_INLINE void store_bytes16_streaming(void* address, const Bytes16& value) {
+#if defined(JW_TARGET_CUDA)
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};"
+               :
+               : "l"(__cvta_generic_to_global(address)), "r"(value.word[0]),
+                 "r"(value.word[1]), "r"(value.word[2]), "r"(value.word[3])
+               : "memory");
+#else
+  typedef u32 Words __attribute__((ext_vector_type(4)));
+  const Words words = {value.word[0], value.word[1], value.word[2],
+                       value.word[3]};
+  __builtin_nontemporal_store(words, reinterpret_cast<Words*>(address));
+#endif
+}
+
 // The bits of an element, as the unsigned integer of its size.
 JW_INLINE u32 element_bits(float value) {
   return float_bits(value);
@@ -246,6 +280,20 @@ struct Access {
     return *reinterpret_cast<const Bytes16*>(p);
   }
   static JW_INLINE void store(T* p, const type& v) { store_bytes16(p, v); }
+  // Streaming (evict-first) when kStreaming: see load_bytes16_streaming.
+  template <bool kStreaming>
+  static JW_INLINE type load_once(const T* p) {
+    if constexpr (kStreaming) return load_bytes16_streaming(p);
+    return load(p);
+  }
+  template <bool kStreaming>
+  static JW_INLINE void store_once(T* p, const type& v) {
+    if constexpr (kStreaming) {
+      store_bytes16_streaming(p, v);
+    } else {
+      store(p, v);
+    }
+  }
   static JW_INLINE type zero() { return Bytes16{{0u, 0u, 0u, 0u}}; }
   static JW_INLINE T get(const type& v, int k) {
     const u32 word = v.word[k / kPerWord];
@@ -270,6 +318,15 @@ struct Access<T, 1> {
   typedef T type;
   static JW_INLINE type load(const T* p) { return *p; }
   static JW_INLINE void store(T* p, const type& v) { *p = v; }
+  // Single elements take no cache hint.
+  template <bool>
+  static JW_INLINE type load_once(const T* p) {
+    return *p;
+  }
+  template <bool>
+  static JW_INLINE void store_once(T* p, const type& v) {
+    *p = v;
+  }
   static JW_INLINE type zero() { return T{}; }
   static JW_INLINE T get(const type& v, int) { return v; }
   static JW_INLINE void put(type& v, int, T value) { v = value; }

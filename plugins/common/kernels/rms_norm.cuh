@@ -38,8 +38,12 @@ constexpr int kCachedAccessesOf = kTunedField<kPlan, 4, 64, 4>;
 template <int kPlan>
 constexpr int kMaxThreadsOf =
     32 * kTunedField<kPlan, 256, 64, kMaxBlockThreads / 32>;
+// Whether x and out go through streaming (evict-first) accesses, leaving
+// the caches to the weight row every block reads.
+template <int kPlan>
+constexpr bool kStreamingOf = kTunedField<kPlan, 16384, 2, 0> != 0;
 
-template <typename T, int kPerAccess, int kCachedAccesses>
+template <typename T, int kPerAccess, int kCachedAccesses, bool kStreaming>
 JW_INLINE void normalize_row(T* result, const T* in,
                              const T* __restrict__ weight, i64 hidden,
                              float epsilon) {
@@ -53,7 +57,8 @@ JW_INLINE void normalize_row(T* result, const T* in,
 #pragma unroll
   for (int c = 0; c < kCachedAccesses; ++c) {
     const i64 i = tid + c * threads;
-    if (i < accesses) cached[c] = A::load(in + i * kPerAccess);
+    if (i < accesses)
+      cached[c] = A::template load_once<kStreaming>(in + i * kPerAccess);
   }
 #pragma unroll
   for (int c = 0; c < kCachedAccesses; ++c) {
@@ -67,7 +72,8 @@ JW_INLINE void normalize_row(T* result, const T* in,
     }
   }
   for (i64 i = tid + kCachedAccesses * threads; i < accesses; i += threads) {
-    const typename A::type loaded = A::load(in + i * kPerAccess);
+    const typename A::type loaded =
+        A::template load_once<kStreaming>(in + i * kPerAccess);
 #pragma unroll
     for (int k = 0; k < kPerAccess; ++k) {
       const float v = to_float(A::get(loaded, k));
@@ -87,7 +93,7 @@ JW_INLINE void normalize_row(T* result, const T* in,
              from_float<T>(to_float(A::get(values, k)) * inverse_rms *
                            to_float(A::get(scale, k))));
     }
-    A::store(result + i * kPerAccess, normalized);
+    A::template store_once<kStreaming>(result + i * kPerAccess, normalized);
   };
 #pragma unroll
   for (int c = 0; c < kCachedAccesses; ++c) {
@@ -95,7 +101,7 @@ JW_INLINE void normalize_row(T* result, const T* in,
     if (i < accesses) normalize(i, cached[c]);
   }
   for (i64 i = tid + kCachedAccesses * threads; i < accesses; i += threads) {
-    normalize(i, A::load(in + i * kPerAccess));
+    normalize(i, A::template load_once<kStreaming>(in + i * kPerAccess));
   }
 }
 
@@ -110,6 +116,7 @@ JW_LAUNCH_BOUNDS(rms_norm_detail::kMaxThreadsOf<kPlan>) void rms_norm(
   using rms_norm_detail::normalize_row;
   constexpr int kVectorMode = kVectorModeOf<kPlan>;
   constexpr int kCached = rms_norm_detail::kCachedAccessesOf<kPlan>;
+  constexpr bool kStream = rms_norm_detail::kStreamingOf<kPlan>;
   constexpr int kPerVector = Vector<T>::kElements;
   const i64 hidden = static_cast<i64>(specialize<kHiddenClass>(H));
   const i64 row_stride = static_cast<i64>(specialize<kXStrideClass>(x_stride));
@@ -125,17 +132,19 @@ JW_LAUNCH_BOUNDS(rms_norm_detail::kMaxThreadsOf<kPlan>) void rms_norm(
     const T* in = x + row * row_stride;
     T* result = out + row * hidden;
     if constexpr (kVectorMode == kVectorAlways) {
-      normalize_row<T, kPerVector, kCached>(result, in, weight, hidden,
-                                            epsilon);
+      normalize_row<T, kPerVector, kCached, kStream>(result, in, weight, hidden,
+                                                     epsilon);
     } else if constexpr (kVectorMode == kVectorIfSizesAllow) {
       if (sizes_allow_vectors) {
-        normalize_row<T, kPerVector, kCached>(result, in, weight, hidden,
-                                              epsilon);
+        normalize_row<T, kPerVector, kCached, kStream>(result, in, weight,
+                                                       hidden, epsilon);
       } else {
-        normalize_row<T, 1, kCached>(result, in, weight, hidden, epsilon);
+        normalize_row<T, 1, kCached, kStream>(result, in, weight, hidden,
+                                              epsilon);
       }
     } else {
-      normalize_row<T, 1, kCached>(result, in, weight, hidden, epsilon);
+      normalize_row<T, 1, kCached, kStream>(result, in, weight, hidden,
+                                            epsilon);
     }
   }
 }

@@ -34,7 +34,7 @@ struct Unroll {
                                                  : 1;
 };
 
-template <typename T, int kPerAccess, int kChoice>
+template <typename T, int kPerAccess, int kChoice, bool kStreaming>
 JW_INLINE void silu_row(T* __restrict__ result, const T* __restrict__ gate,
                         const T* __restrict__ up, i64 accesses, i64 first,
                         i64 stride) {
@@ -47,8 +47,8 @@ JW_INLINE void silu_row(T* __restrict__ result, const T* __restrict__ gate,
     for (int u = 0; u < kUnroll; ++u) {
       const i64 i = base + u * stride;
       if (i < accesses) {
-        a[u] = A::load(gate + i * kPerAccess);
-        b[u] = A::load(up + i * kPerAccess);
+        a[u] = A::template load_once<kStreaming>(gate + i * kPerAccess);
+        b[u] = A::template load_once<kStreaming>(up + i * kPerAccess);
       }
     }
 #pragma unroll
@@ -62,7 +62,7 @@ JW_INLINE void silu_row(T* __restrict__ result, const T* __restrict__ gate,
         const float silu = v / (1.0f + exp_f32(-v));
         A::put(product, k, from_float<T>(silu * to_float(A::get(b[u], k))));
       }
-      A::store(result + i * kPerAccess, product);
+      A::template store_once<kStreaming>(result + i * kPerAccess, product);
     }
   }
 }
@@ -76,6 +76,8 @@ __global__ void silu_and_mul(T* __restrict__ out, const T* __restrict__ x,
   using silu_detail::silu_row;
   constexpr int kVectorMode = kVectorModeOf<kPlan>;
   constexpr int kUnrollChoice = kTunedField<kPlan, 4, 64, 0>;
+  // Streaming (evict-first) accesses: every byte is touched once.
+  constexpr bool kStream = kTunedField<kPlan, 256, 2, 0> != 0;
   constexpr int kPerVector = Vector<T>::kElements;
   const i64 hidden = static_cast<i64>(specialize<kHiddenClass>(H));
   const i64 rows = static_cast<i64>(T_);
@@ -91,17 +93,19 @@ __global__ void silu_and_mul(T* __restrict__ out, const T* __restrict__ x,
     const T* up = gate + hidden;
     T* result = out + row * hidden;
     if constexpr (kVectorMode == kVectorAlways) {
-      silu_row<T, kPerVector, kUnrollChoice>(
+      silu_row<T, kPerVector, kUnrollChoice, kStream>(
           result, gate, up, hidden / kPerVector, first, stride);
     } else if constexpr (kVectorMode == kVectorIfSizesAllow) {
       if (sizes_allow_vectors) {
-        silu_row<T, kPerVector, kUnrollChoice>(
+        silu_row<T, kPerVector, kUnrollChoice, kStream>(
             result, gate, up, hidden / kPerVector, first, stride);
       } else {
-        silu_row<T, 1, kUnrollChoice>(result, gate, up, hidden, first, stride);
+        silu_row<T, 1, kUnrollChoice, kStream>(result, gate, up, hidden, first,
+                                               stride);
       }
     } else {
-      silu_row<T, 1, kUnrollChoice>(result, gate, up, hidden, first, stride);
+      silu_row<T, 1, kUnrollChoice, kStream>(result, gate, up, hidden, first,
+                                             stride);
     }
   }
 }
