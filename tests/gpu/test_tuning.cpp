@@ -6,6 +6,7 @@
 // which config wins is the test's choice and nothing depends on timing.
 #include <jitwarm/jitwarm.hpp>
 
+#include "redis_server.hpp"
 #include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -57,11 +58,10 @@ struct Kernels {
   }
 };
 
-std::unique_ptr<Runtime> runtime_on(const Kernels& kernels,
-                                    const fs::path& cache_dir) {
-  RuntimeOptions options;
-  options.cache_dir = cache_dir.string();
-  options.no_remote_cache = true;
+// A runtime with the CUDA plugin and the kernels, on the caches `options`
+// names.
+std::unique_ptr<Runtime> runtime_with(const Kernels& kernels,
+                                      RuntimeOptions options) {
   options.log = [](jw_log_level, const std::string&) {};
   auto runtime = std::make_unique<Runtime>(options);
   PluginLoadOptions load;
@@ -70,6 +70,15 @@ std::unique_ptr<Runtime> runtime_on(const Kernels& kernels,
   load.kernel_path = {kernels.directory.path.string()};
   runtime->load_plugins(load);
   return runtime;
+}
+
+// The same on one cache directory and no remote tier.
+std::unique_ptr<Runtime> runtime_on(const Kernels& kernels,
+                                    const fs::path& cache_dir) {
+  RuntimeOptions options;
+  options.cache_dir = cache_dir.string();
+  options.no_remote_cache = true;
+  return runtime_with(kernels, std::move(options));
 }
 
 // out = x * factor over n floats, on the model's device 0.
@@ -249,6 +258,66 @@ TEST_CASE(
   options.store = false;
   kernel.tune(scale.args(), options);
   CHECK(kernel.is_prepared(scale.args()));
+}
+
+TEST_CASE(
+    "given a tuning result, then the read-only system layer and the remote "
+    "tier carry it to runtimes that share no cache directory") {
+  Kernels kernels;
+  FavouriteMeasure favourite{{{"threads", 512}}, {}};
+  TuneOptions options;
+  options.measure = favourite.measure();
+
+  SUBCASE("the system layer") {
+    test::TempDir tuned{"tuning-system"};
+    test::TempDir own{"tuning-own"};
+    CompileKey untuned("", "", "", {});
+    {
+      auto runtime = runtime_on(kernels, tuned.path);
+      ScaleOnDevice scale(*runtime);
+      untuned = runtime->kernel(kTunable).key_for(scale.args());
+      REQUIRE(runtime->tune(kTunable, scale.args(), options).stored);
+    }
+    RuntimeOptions reader;
+    reader.cache_dir = own.path.string();
+    reader.system_cache_dir = tuned.path.string();
+    reader.no_remote_cache = true;
+    auto runtime = runtime_with(kernels, reader);
+    const std::optional<TuneResult> found =
+        runtime->tune_result(untuned, kModelDevice);
+    REQUIRE(found.has_value());
+    CHECK(found->best == TuneConfig{{"threads", 512}});
+    ScaleOnDevice scale(*runtime);
+    CHECK(runtime->kernel(kTunable).key_for(scale.args()) ==
+          untuned.with_config({{"threads", 512}}));
+  }
+
+  SUBCASE("the remote tier") {
+    if (!test::RedisServer::available()) {
+      MESSAGE("redis-server is not installed: the remote tier is not tested");
+      return;
+    }
+    test::RedisServer server;
+    RuntimeOptions remote_only;
+    remote_only.no_cache_dir = true;
+    remote_only.remote_cache = server.url();
+    CompileKey untuned("", "", "", {});
+    {
+      auto runtime = runtime_with(kernels, remote_only);
+      ScaleOnDevice scale(*runtime);
+      untuned = runtime->kernel(kTunable).key_for(scale.args());
+      REQUIRE(runtime->tune(kTunable, scale.args(), options).stored);
+    }
+    auto elsewhere = runtime_with(kernels, remote_only);
+    const std::optional<TuneResult> found =
+        elsewhere->tune_result(untuned, kModelDevice);
+    REQUIRE(found.has_value());
+    CHECK(found->best == TuneConfig{{"threads", 512}});
+    ScaleOnDevice scale(*elsewhere);
+    elsewhere->kernel(kTunable).launch(scale.args());
+    CHECK(elsewhere->is_cached(untuned.with_config({{"threads", 512}})));
+    CHECK_FALSE(elsewhere->is_cached(untuned));
+  }
 }
 
 TEST_CASE(
