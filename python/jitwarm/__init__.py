@@ -230,32 +230,39 @@ class Runtime(_jitwarm.Runtime):
 
     def warmup(self, requests: Union[WarmupRequest, Sequence[WarmupRequest], None] = None, *,
                manifest: Optional[PathLike] = None, toml: Optional[str] = None,
-               platform: Optional[str] = None, target: Optional[str] = None, jobs: int = 1,
+               platform: Optional[str] = None, target: Optional[str] = None,
+               device_kind: Optional[str] = None, jobs: int = 1,
                parallel: str = "threads", batch_size: Optional[int] = None,
                progress: Optional[Callable[[int, int, str], None]] = None,
                check: bool = True) -> WarmupResult:
         """Compile-only warmup into the cache the launch path reads, from
         requests, a manifest file or TOML text (exactly one). platform/target:
         what to warm for (default: the requests', else the default platform;
-        a target such as 'cuda:sm_90' warms without the device). jobs: compiles
+        a target such as 'cuda:sm_90' warms without the device). device_kind:
+        warm the tuning winners stored for that kind of device, e.g. "NVIDIA
+        H200" (default: the device's when no target is given; docs/tuning.md).
+        jobs: compiles
         at once, in threads or (parallel="processes") in worker processes
         forked from this one. batch_size: keys of one kernel and target
         compiled together (1: one by one; None: what each plugin prefers for
         the target, else 8). progress: called (done, total,
         key_text) after each key, from worker threads when jobs > 1. check:
         raise CompileError (with .result) when a key failed."""
-        result = self._warmup(requests, manifest, toml, platform, target, jobs, parallel,
-                              batch_size, progress)
+        result = self._warmup(requests, manifest, toml, platform, target, device_kind, jobs,
+                              parallel, batch_size, progress)
         _check_warmup(result, check)
         return result
 
-    def warmup_keys(self, keys: Sequence[CompileKey], *, jobs: int = 1,
-                    parallel: str = "threads", batch_size: Optional[int] = None,
+    def warmup_keys(self, keys: Sequence[CompileKey], *, device_kind: Optional[str] = None,
+                    jobs: int = 1, parallel: str = "threads",
+                    batch_size: Optional[int] = None,
                     progress: Optional[Callable[[int, int, str], None]] = None,
                     check: bool = True) -> WarmupResult:
         """Compile-only warmup of exact keys (from Kernel.key_for or a plan);
-        jobs, parallel and batch_size as for warmup()."""
-        result = self._warmup_keys(list(keys), jobs, parallel, batch_size, progress)
+        a key of a tunable kernel is warmed in the winner stored for
+        device_kind, if given; jobs, parallel and batch_size as for warmup()."""
+        result = self._warmup_keys(list(keys), device_kind, jobs, parallel, batch_size,
+                                   progress)
         _check_warmup(result, check)
         return result
 

@@ -190,6 +190,7 @@ KernelSchema schema_from_python(const std::string& name, py::list params,
 
 WarmupOptions warmup_options(const std::optional<std::string>& platform,
                              const std::optional<std::string>& target,
+                             const std::optional<std::string>& device_kind,
                              unsigned jobs, const std::string& parallel,
                              std::optional<unsigned> batch_size,
                              py::handle progress,
@@ -197,6 +198,7 @@ WarmupOptions warmup_options(const std::optional<std::string>& platform,
   WarmupOptions options;
   if (platform) options.platform = *platform;
   if (target) options.target = *target;
+  if (device_kind) options.device_kind = *device_kind;
   options.jobs = std::max(1u, jobs);
   options.batch_size = batch_size;
   if (parallel == "threads") {
@@ -848,52 +850,59 @@ void bind_runtime(py::module_& m) {
           "_warmup",
           [](Runtime& rt, py::object requests, py::object manifest,
              py::object toml, std::optional<std::string> platform,
-             std::optional<std::string> target, unsigned jobs,
+             std::optional<std::string> target,
+             std::optional<std::string> device_kind, unsigned jobs,
              const std::string& parallel, std::optional<unsigned> batch_size,
              py::object progress) {
             const std::vector<WarmupRequest> list =
                 requests_of(requests, manifest, toml);
             auto progress_error = std::make_shared<py::object>();
             const WarmupOptions options =
-                warmup_options(platform, target, jobs, parallel, batch_size,
-                               progress, progress_error);
+                warmup_options(platform, target, device_kind, jobs, parallel,
+                               batch_size, progress, progress_error);
             return run_warmup(progress_error,
                               [&] { return rt.warmup(list, options); });
           },
           py::arg("requests"), py::arg("manifest"), py::arg("toml"),
-          py::arg("platform"), py::arg("target"), py::arg("jobs"),
-          py::arg("parallel"), py::arg("batch_size"), py::arg("progress"))
+          py::arg("platform"), py::arg("target"), py::arg("device_kind"),
+          py::arg("jobs"), py::arg("parallel"), py::arg("batch_size"),
+          py::arg("progress"))
       .def(
           "warmup_plan",
           [](Runtime& rt, py::object requests, py::object manifest,
              py::object toml, std::optional<std::string> platform,
-             std::optional<std::string> target) {
+             std::optional<std::string> target,
+             std::optional<std::string> device_kind) {
             const std::vector<WarmupRequest> list =
                 requests_of(requests, manifest, toml);
             auto no_progress = std::make_shared<py::object>();
-            const WarmupOptions options = warmup_options(
-                platform, target, 1, "threads", 1, py::none(), no_progress);
+            const WarmupOptions options =
+                warmup_options(platform, target, device_kind, 1, "threads", 1,
+                               py::none(), no_progress);
             return run_warmup(no_progress,
                               [&] { return rt.warmup_plan(list, options); });
           },
           py::arg("requests") = py::none(), py::kw_only(),
           py::arg("manifest") = py::none(), py::arg("toml") = py::none(),
           py::arg("platform") = py::none(), py::arg("target") = py::none(),
-          "The keys warmup() would compile, in order, without duplicates.")
+          py::arg("device_kind") = py::none(),
+          "The keys warmup() would compile, in order, without duplicates; "
+          "device_kind as for warmup().")
       .def(
           "_warmup_keys",
-          [](Runtime& rt, std::vector<CompileKey> keys, unsigned jobs,
+          [](Runtime& rt, std::vector<CompileKey> keys,
+             std::optional<std::string> device_kind, unsigned jobs,
              const std::string& parallel, std::optional<unsigned> batch_size,
              py::object progress) {
             auto progress_error = std::make_shared<py::object>();
             const WarmupOptions options =
-                warmup_options(std::nullopt, std::nullopt, jobs, parallel,
-                               batch_size, progress, progress_error);
+                warmup_options(std::nullopt, std::nullopt, device_kind, jobs,
+                               parallel, batch_size, progress, progress_error);
             return run_warmup(progress_error,
                               [&] { return rt.warmup_keys(keys, options); });
           },
-          py::arg("keys"), py::arg("jobs"), py::arg("parallel"),
-          py::arg("batch_size"), py::arg("progress"))
+          py::arg("keys"), py::arg("device_kind"), py::arg("jobs"),
+          py::arg("parallel"), py::arg("batch_size"), py::arg("progress"))
       .def("seal", &Runtime::seal,
            "From now on a compile on the launch path goes to the JIT monitor.")
       .def_property_readonly("sealed", &Runtime::sealed)

@@ -55,3 +55,15 @@ def test_given_the_cpu_reference_then_it_is_not_tunable_and_tune_says_so(rt):
     with pytest.raises(jitwarm.InvalidArgumentError, match="is not tunable"):
         kernel.tune(out, x, 64, w, 1e-6, 4, 64)
     assert rt.tune_result(key, rt.device_kind("cpu")) is None
+
+
+def test_given_a_device_kind_without_results_then_warmup_plans_the_default_configs(gpu_rt):
+    if "cuda" not in [p.name for p in gpu_rt.platforms()]:
+        pytest.skip("the CUDA plugin is not built")
+    plain = gpu_rt.warmup_plan(BF16_ROWS, target="cuda:sm_90")
+    for_kind = gpu_rt.warmup_plan(BF16_ROWS, target="cuda:sm_90", device_kind="NVIDIA H200")
+    assert for_kind == plain and all(k.config == {} for k in for_kind)
+    result = gpu_rt.warmup_keys(plain[:1], device_kind="NVIDIA H200")
+    assert [k.key_text for k in result.keys] == [plain[0].text]
+    with pytest.raises(TypeError):
+        gpu_rt.warmup_plan(BF16_ROWS, target="cuda:sm_90", device_kind=7)
