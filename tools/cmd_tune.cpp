@@ -67,37 +67,58 @@ conformance::Case build_case(const Runtime& runtime, const ArgumentTable& t,
   *kernel_name = schema.name();
   try {
     return t.build(schema, with_data);
+  } catch (const std::bad_alloc&) {
+    throw CommandError(kExitEnvironment,
+                       fmt::format("{}: not enough host memory for the "
+                                   "arguments' buffers",
+                                   t.origin));
   } catch (const std::runtime_error& e) {
     throw CommandError(kExitBadInput, e.what());
   }
 }
 
-// The platform to tune on: the one named, else the first that can launch
-// on a device (the CPU reference last: its implementations are not
-// tunable).
-std::string pick_platform(const Runtime& runtime, const std::string& named) {
-  const std::vector<PlatformInfo> platforms = runtime.platforms();
-  for (const PlatformInfo& p : platforms) {
-    if (!named.empty() && p.name != named) continue;
-    if (named.empty() && p.name == "cpu") continue;
-    if (p.can_launch && p.device_count > 0) return p.name;
-    if (!named.empty()) {
-      throw CommandError(
-          kExitEnvironment,
-          fmt::format("platform {} cannot launch here ({}): tuning runs the "
-                      "kernels ('jitwarm tune --show' reads results without "
-                      "a device)",
-                      named, p.detail.empty() ? "no device" : p.detail));
-    }
+// Every table's kernel and arguments, checked before anything runs: a
+// malformed table stops the command before any tuning, not after minutes
+// of it.
+void check_tables(const Runtime& runtime,
+                  const std::vector<ArgumentTable>& tables) {
+  for (const ArgumentTable& t : tables) {
+    std::string name;
+    (void)build_case(runtime, t, /*with_data=*/false, &name);
   }
-  if (!named.empty()) {
-    throw CommandError(kExitEnvironment,
-                       fmt::format("platform {} is not loaded", named));
+}
+
+// Whether `name` is a loaded platform that can launch on a device; throws
+// CommandError saying why not.
+void require_launchable(const Runtime& runtime, const std::string& name) {
+  for (const PlatformInfo& p : runtime.platforms()) {
+    if (p.name != name) continue;
+    if (p.can_launch && p.device_count > 0) return;
+    throw CommandError(
+        kExitEnvironment,
+        fmt::format("platform {} cannot launch here ({}): tuning runs the "
+                    "kernels ('jitwarm tune --show' reads results without a "
+                    "device)",
+                    name, p.detail.empty() ? "no device" : p.detail));
   }
   throw CommandError(kExitEnvironment,
-                     "no platform here can launch on a device: tuning runs "
-                     "the kernels ('jitwarm tune --show' reads results "
-                     "without a device)");
+                     fmt::format("platform {} is not loaded", name));
+}
+
+// The platform to tune on: the one named, else the runtime's default
+// launch platform, which must be a device's (the CPU reference's
+// implementations are not tunable).
+std::string pick_platform(const Runtime& runtime, const std::string& named) {
+  const std::string platform =
+      named.empty() ? runtime.default_platform() : named;
+  if (named.empty() && platform == "cpu") {
+    throw CommandError(kExitEnvironment,
+                       "no GPU platform here can launch on a device: tuning "
+                       "runs the kernels ('jitwarm tune --show' reads "
+                       "results without a device)");
+  }
+  require_launchable(runtime, platform);
+  return platform;
 }
 
 nlohmann::json result_json(const TuneResult& r) {
@@ -163,13 +184,22 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
   nlohmann::json results = nlohmann::json::array();
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const ArgumentTable& table = tables[i];
-    std::string name;
-    const conformance::Case the_case = build_case(runtime, table, true, &name);
+    const std::string name = runtime.schema(table.kernel).name();
     const std::string label =
         fmt::format("tune {}/{}: {} ({})", i + 1, tables.size(),
                     short_kernel_name(name), table.origin);
     nlohmann::json entry = {{"origin", table.origin}, {"kernel", name}};
+    // Whatever fails is this table's failure: the others still run.
+    const auto failure = [&](const std::string& why) {
+      ++failed;
+      entry["status"] = "failed";
+      entry["error"] = why;
+      std::cerr << "FAILED " << label << "\n  " << why << "\n";
+    };
     try {
+      std::string built_name;
+      const conformance::Case the_case =
+          build_case(runtime, table, true, &built_name);
       const conformance::PlacedCase placed(the_case, *memory);
       const KernelHandle handle = runtime.kernel(name);
       const CompileKey key = handle.key_for(placed.args(), where);
@@ -195,16 +225,12 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
                     << result.key_text << "\n";
         }
       }
+    } catch (const CommandError& e) {
+      failure(e.what());  // host memory for its buffers
     } catch (const conformance::DeviceError& e) {
-      throw CommandError(kExitEnvironment,
-                         fmt::format("{}: device memory: {}", label, e.what()));
-    } catch (const Error& e) {
-      // This table's key failed (its arguments, or every candidate): the
-      // others still run.
-      ++failed;
-      entry["status"] = "failed";
-      entry["error"] = e.what();
-      std::cerr << "FAILED " << label << "\n  " << e.what() << "\n";
+      failure(fmt::format("device memory: {}", e.what()));
+    } catch (const std::exception& e) {
+      failure(e.what());  // its arguments, or every candidate
     }
     results.push_back(std::move(entry));
   }
@@ -242,27 +268,38 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
 int show_results(const TuneCommand& c, Runtime& runtime,
                  const std::vector<ArgumentTable>& tables) {
   std::string platform = c.platform;
-  if (!c.target.empty()) platform = c.target.substr(0, c.target.find(':'));
-  if (platform.empty()) {
-    for (const PlatformInfo& p : runtime.platforms()) {
-      if (p.name != "cpu" && p.can_launch && p.device_count > 0) {
-        platform = p.name;
-        break;
-      }
+  if (!c.target.empty()) {
+    const std::string of_target = c.target.substr(0, c.target.find(':'));
+    if (!platform.empty() && platform != of_target) {
+      throw usage_error(
+          fmt::format("--target {} is not a {} target", c.target, platform));
     }
+    platform = of_target;
   }
-  if (platform.empty()) {
-    throw CommandError(kExitEnvironment,
-                       "no device here to take the target and device kind "
-                       "from: give --target (e.g. sm_90) and --device-kind "
-                       "(e.g. \"NVIDIA H200\")");
+  // Without a target and a kind given, both are the device's.
+  const bool from_device = c.target.empty() || c.device_kind.empty();
+  if (from_device) {
+    if (platform.empty()) platform = runtime.default_platform();
+    if (platform == "cpu" && c.platform.empty() && c.target.empty()) {
+      throw CommandError(kExitEnvironment,
+                         "no GPU here to take the target and device kind "
+                         "from: give --target (e.g. sm_90) and --device-kind "
+                         "(e.g. \"NVIDIA H200\")");
+    }
+    require_launchable(runtime, platform);
   }
   const std::string target =
-      c.target.empty() ? runtime.target_for(platform) : c.target;
+      c.target.empty() ? runtime.target_for(platform, c.device) : c.target;
+  if (c.device_kind.empty() &&
+      target != runtime.target_for(platform, c.device)) {
+    throw usage_error(fmt::format(
+        "--target {} is not this device's target: give --device-kind",
+        c.target));
+  }
   const std::string kind = c.device_kind.empty()
                                ? runtime.device_kind(platform, c.device)
                                : c.device_kind;
-  std::size_t found = 0;
+  std::size_t found = 0, failed = 0;
   nlohmann::json results = nlohmann::json::array();
   for (const ArgumentTable& table : tables) {
     std::string name;
@@ -273,14 +310,20 @@ int show_results(const TuneCommand& c, Runtime& runtime,
     for (const PlatformExplanation& p : runtime.explain(name).platforms) {
       if (p.platform == platform) impl = p.winner.impl_name;
     }
+    nlohmann::json entry = {{"origin", table.origin}, {"kernel", name}};
     if (impl.empty()) {
-      throw CommandError(kExitBadInput,
-                         fmt::format("{} ({}) has no implementation on {}",
-                                     name, table.origin, platform));
+      // As the tuning run counts it: this table's failure.
+      ++failed;
+      entry["status"] = "failed";
+      entry["error"] = fmt::format("{} has no implementation for platform {}",
+                                   name, platform);
+      std::cerr << "FAILED " << table.origin << ": "
+                << entry["error"].get<std::string>() << "\n";
+      results.push_back(std::move(entry));
+      continue;
     }
     const CompileKey key =
         derive_key(runtime.schema(name), metadata.args, target, impl);
-    nlohmann::json entry = {{"origin", table.origin}, {"kernel", name}};
     if (runtime.tune_candidates(key).empty()) {
       entry["key"] = key.text();
       entry["status"] = "not tunable";
@@ -311,6 +354,7 @@ int show_results(const TuneCommand& c, Runtime& runtime,
     std::cout << nlohmann::json{{"device_kind", kind},
                                 {"target", target},
                                 {"found", found},
+                                {"failed", failed},
                                 {"results", std::move(results)}}
                      .dump(2)
               << "\n";
@@ -318,7 +362,7 @@ int show_results(const TuneCommand& c, Runtime& runtime,
     std::cout << fmt::format("{} of {} keys have a result for {}\n", found,
                              tables.size(), kind);
   }
-  return kExitOk;
+  return failed > 0 ? kExitFailures : kExitOk;
 }
 
 }  // namespace
@@ -407,6 +451,7 @@ int cmd_tune(const std::vector<std::string>& args) {
   runtime_options.remote_cache = c.remote_cache;
   runtime_options.no_remote_cache = c.no_remote_cache;
   auto runtime = make_runtime(c.plugins, runtime_options);
+  check_tables(*runtime, tables);
   return c.show ? show_results(c, *runtime, tables)
                 : run_tune(c, *runtime, tables);
 }

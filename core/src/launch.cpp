@@ -186,7 +186,8 @@ const PreparedLaunch* Launcher::find_prepared(
   const KernelState& state = *slot.state.load(std::memory_order_acquire);
   const KernelState::Platform& entry = resolve(state, &platform);
   // The state (and its table) may be replaced after the guard ends; the
-  // caller only compares the pointer or reads it while nothing registers.
+  // caller only compares the pointer or reads it while nothing registers
+  // or tunes (Registry::refresh).
   return find_or_prepare(state, entry, platform, args, device,
                          /*for_launch=*/false);
 }

@@ -44,6 +44,15 @@ TuneResult tune_launches(Launcher& launcher, Platforms& platforms,
                          TuneResults& results, const KernelSlot& slot,
                          std::span<const jw_arg_value> args,
                          const TuneOptions& options) {
+  // A bound far above any use, so that a mistyped count is an error, not
+  // a run that never ends.
+  constexpr uint32_t kMaxLaunches = 1u << 20;
+  if (options.warmup_launches > kMaxLaunches ||
+      options.timed_launches > kMaxLaunches) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "tune: {} warmup and {} timed launches per candidate; at most {} each",
+         options.warmup_launches, options.timed_launches, kMaxLaunches);
+  }
   TuneResult result;
   const LaunchOptions& where = options.launch;
   launcher.with_tuning_view(

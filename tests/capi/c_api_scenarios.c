@@ -1118,6 +1118,11 @@ const char* scenario_tuning(void) {
          JW_ERROR_INVALID_ARGUMENT);
   EXPECT(result == NULL && contains(jw_last_error(), "is not tunable"));
   EXPECT(jw_kernel_tune(k, s.args, 4, &o, NULL) == JW_ERROR_INVALID_ARGUMENT);
+  o.timed_launches = (1u << 20) + 1; /* a count past the bound */
+  EXPECT(jw_kernel_tune(k, s.args, 4, &o, &result) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(result == NULL && contains(jw_last_error(), "at most"));
+  o.timed_launches = 0;
   o.struct_size = 4;
   EXPECT(jw_kernel_tune(k, s.args, 4, &o, &result) ==
          JW_ERROR_INVALID_ARGUMENT);

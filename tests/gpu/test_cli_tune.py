@@ -241,6 +241,41 @@ def main():
         code, _, err = run("tune", "--manifest", bad, "--no-cache-dir", kernels=kernels)
         check(f"a manifest with {label} is bad input (3), naming its line",
               code == 3 and message in err and f"{bad}:" in err, err)
+    for label, shape, message in [
+        ("a shape past any memory", "[4294967296, 4294967296]", "holds more than"),
+        ("more extents than a tensor has", "[1, 1, 1, 1, 1, 1, 1, 1, 1]", "9 extents"),
+    ]:
+        bad = write(os.path.join(root, "bad.toml"),
+                    'version = 1\n[[tune]]\nkernel = "picky"\nargs = { out = { shape = '
+                    + shape + ' }, x = { shape = [8] }, n = 8 }\n')
+        code, _, err = run("tune", "--manifest", bad, "--no-cache-dir", kernels=kernels)
+        check(f"arguments with {label} are bad input (3)", code == 3 and message in err, err)
+    # A bad table anywhere stops the run before any tuning.
+    good_then_bad = write(os.path.join(root, "bad.toml"), MANIFEST +
+                          '[[tune]]\nkernel = "picky"\nargs = { out = {}, x = { shape = [8] }, '
+                          'n = 8 }\n')
+    code, _, err = run("tune", "--manifest", good_then_bad, "--no-cache-dir", kernels=kernels)
+    check("a malformed last table stops the run before the first is tuned (3)",
+          code == 3 and "needs a shape" in err and "tune 1/" not in err, err)
+    # A table whose launch is refused fails alone; the others are tuned.
+    strided = write(os.path.join(root, "strided.toml"), MANIFEST.replace(
+        "x_stride = 64", "x_stride = 100"))
+    code, out, err = run("tune", "--manifest", strided, "--no-cache-dir", kernels=kernels)
+    check("a table whose x_stride is not x's row stride fails alone (exit 1), said why",
+          code == 1 and "2 keys tuned" not in out and "1 keys tuned" in out and "1 failed" in out
+          and "stride(x, 0) == x_stride" in err, out + err)
+    code, _, err = run("tune", "--show", "--manifest", manifest, "--platform", "hip", "--target",
+                       "sm_90", kernels=kernels)
+    check("--show with a --target of another platform is a usage error (2)",
+          code == 2 and "is not a hip target" in err, err)
+    code, _, err = run("tune", "--show", "--manifest", manifest, "--target", "sm_80",
+                       kernels=kernels)
+    check("--show --target of another device without --device-kind is a usage error (2)",
+          code == 2 and "give --device-kind" in err, err)
+    code, out, err = run("tune", "--show", "--manifest", manifest, "--platform", "cpu",
+                         kernels=kernels)
+    check("--show of a table whose kernel the platform lacks fails that table (exit 1)",
+          code == 1 and "has no implementation for platform cpu" in err, out + err)
     bad = write(os.path.join(root, "bad.toml"), "version = 1\ntune = 3\n")
     code, _, err = run("warmup", "--manifest", bad, "--target", "sm_90", kernels=kernels)
     check("a warmup of a manifest whose tune is not a list of tables is bad input (3)",

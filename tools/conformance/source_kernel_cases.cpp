@@ -203,6 +203,11 @@ Case build_case(const DescriptorCases& s, const DescriptorCases::Table& table,
         }
         shape.push_back(n->get());
       }
+      if (shape.size() > JW_MAX_RANK) {
+        malformed(s, line,
+                  fmt::format("'{}': {} extents, more than a tensor has ({})",
+                              p.name, shape.size(), JW_MAX_RANK));
+      }
       jw_dtype dtype = default_dtype(s, args, i);
       if (const toml::node* name = spec->get("dtype")) {
         const auto d = name->is_string()
@@ -211,8 +216,18 @@ Case build_case(const DescriptorCases& s, const DescriptorCases::Table& table,
         if (!d) malformed(s, line, "'" + p.name + "': not a dtype name");
         dtype = *d;
       }
+      // Checked: the buffer is made on the host, then on the device.
+      constexpr int64_t kMaxBytes = int64_t{1} << 40;
       int64_t count = 1;
-      for (int64_t d : shape) count *= d;
+      for (int64_t d : shape) {
+        if (__builtin_mul_overflow(count, d, &count) ||
+            count >
+                kMaxBytes / static_cast<int64_t>(plugin::dtype_size(dtype))) {
+          malformed(s, line,
+                    fmt::format("'{}': the shape holds more than {} bytes",
+                                p.name, kMaxBytes));
+        }
+      }
       const bool output = p.has_flag(JW_PARAM_OUTPUT);
       CaseBuilder::TensorOptions options;
       only_keys(s, *spec, {"shape", "dtype", "fill", "values", "misaligned"},

@@ -907,8 +907,8 @@ typedef struct jw_tune_options {
   const char* platform; /* NULL: as jw_kernel_launch                      */
   int32_t device;
   void* stream;             /* where the candidates' launches run        */
-  uint32_t warmup_launches; /* untimed, per candidate; 0: 3              */
-  uint32_t timed_launches;  /* per candidate; 0: 20                      */
+  uint32_t warmup_launches; /* untimed, per candidate; 0: 3; <= 2^20    */
+  uint32_t timed_launches;  /* per candidate; 0: 20; <= 2^20            */
   int32_t no_store; /* nonzero: measure only, store no result            */
 } jw_tune_options;
 

@@ -712,8 +712,8 @@ struct TuneResult {
 struct TuneOptions {
   LaunchOptions launch =
       {};  // platform, device and stream the candidates run on
-  uint32_t warmup_launches = 3;  // untimed, per candidate
-  uint32_t timed_launches = 20;  // per candidate
+  uint32_t warmup_launches = 3;  // untimed, per candidate (at most 2^20)
+  uint32_t timed_launches = 20;  // per candidate (at most 2^20)
   // Seconds per launch of `candidate`, given `launch_once`, which launches
   // it once, asynchronously on the stream. Unset: the host's steady clock
   // around timed_launches launches after warmup_launches, each side of a

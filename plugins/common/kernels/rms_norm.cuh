@@ -71,9 +71,10 @@ JW_INLINE void normalize_row(T* result, const T* in,
       }
     }
   }
+  // The rest of a long row is read twice (here and to normalize it): only
+  // the second read may stream.
   for (i64 i = tid + kCachedAccesses * threads; i < accesses; i += threads) {
-    const typename A::type loaded =
-        A::template load_once<kStreaming>(in + i * kPerAccess);
+    const typename A::type loaded = A::load(in + i * kPerAccess);
 #pragma unroll
     for (int k = 0; k < kPerAccess; ++k) {
       const float v = to_float(A::get(loaded, k));
