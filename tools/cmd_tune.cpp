@@ -51,20 +51,20 @@ std::vector<ArgumentTable> load_tables(
     if (!args.empty()) {
       tables.push_back(conformance::argument_table_from_text(kernel, args));
     }
+  } catch (const CommandError&) {
+    throw;
+  } catch (const Error&) {
+    throw;  // the core's manifest errors carry their own exit codes
   } catch (const std::runtime_error& e) {
-    if (dynamic_cast<const CommandError*>(&e) != nullptr) throw;
-    if (dynamic_cast<const Error*>(&e) != nullptr) throw;
-    throw CommandError(kExitBadInput, e.what());
+    throw CommandError(kExitBadInput, e.what());  // a malformed table
   }
   return tables;
 }
 
-// The case an argument table gives for its kernel; a malformed table is
-// bad input.
-conformance::Case build_case(const Runtime& runtime, const ArgumentTable& t,
-                             bool with_data, std::string* kernel_name) {
-  const KernelSchema& schema = runtime.schema(t.kernel);
-  *kernel_name = schema.name();
+// The case an argument table gives for its kernel (`schema`); a malformed
+// table is bad input.
+conformance::Case build_case(const KernelSchema& schema, const ArgumentTable& t,
+                             bool with_data) {
   try {
     return t.build(schema, with_data);
   } catch (const std::bad_alloc&) {
@@ -83,8 +83,7 @@ conformance::Case build_case(const Runtime& runtime, const ArgumentTable& t,
 void check_tables(const Runtime& runtime,
                   const std::vector<ArgumentTable>& tables) {
   for (const ArgumentTable& t : tables) {
-    std::string name;
-    (void)build_case(runtime, t, /*with_data=*/false, &name);
+    (void)build_case(runtime.schema(t.kernel), t, /*with_data=*/false);
   }
 }
 
@@ -184,7 +183,8 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
   nlohmann::json results = nlohmann::json::array();
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const ArgumentTable& table = tables[i];
-    const std::string name = runtime.schema(table.kernel).name();
+    const KernelSchema& schema = runtime.schema(table.kernel);
+    const std::string& name = schema.name();
     const std::string label =
         fmt::format("tune {}/{}: {} ({})", i + 1, tables.size(),
                     short_kernel_name(name), table.origin);
@@ -197,9 +197,8 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
       std::cerr << "FAILED " << label << "\n  " << why << "\n";
     };
     try {
-      std::string built_name;
       const conformance::Case the_case =
-          build_case(runtime, table, true, &built_name);
+          build_case(schema, table, /*with_data=*/true);
       const conformance::PlacedCase placed(the_case, *memory);
       const KernelHandle handle = runtime.kernel(name);
       const CompileKey key = handle.key_for(placed.args(), where);
@@ -288,10 +287,11 @@ int show_results(const TuneCommand& c, Runtime& runtime,
     }
     require_launchable(runtime, platform);
   }
-  const std::string target =
-      c.target.empty() ? runtime.target_for(platform, c.device) : c.target;
-  if (c.device_kind.empty() &&
-      target != runtime.target_for(platform, c.device)) {
+  // from_device holds whenever no kind is given.
+  const std::string device_target =
+      from_device ? runtime.target_for(platform, c.device) : std::string();
+  const std::string target = c.target.empty() ? device_target : c.target;
+  if (c.device_kind.empty() && target != device_target) {
     throw usage_error(fmt::format(
         "--target {} is not this device's target: give --device-kind",
         c.target));
@@ -302,8 +302,10 @@ int show_results(const TuneCommand& c, Runtime& runtime,
   std::size_t found = 0, failed = 0;
   nlohmann::json results = nlohmann::json::array();
   for (const ArgumentTable& table : tables) {
-    std::string name;
-    const conformance::Case the_case = build_case(runtime, table, false, &name);
+    const KernelSchema& schema = runtime.schema(table.kernel);
+    const std::string& name = schema.name();
+    const conformance::Case the_case =
+        build_case(schema, table, /*with_data=*/false);
     const conformance::MetadataArgs metadata =
         conformance::metadata_args(the_case);
     std::string impl;
@@ -322,8 +324,7 @@ int show_results(const TuneCommand& c, Runtime& runtime,
       results.push_back(std::move(entry));
       continue;
     }
-    const CompileKey key =
-        derive_key(runtime.schema(name), metadata.args, target, impl);
+    const CompileKey key = derive_key(schema, metadata.args, target, impl);
     if (runtime.tune_candidates(key).empty()) {
       entry["key"] = key.text();
       entry["status"] = "not tunable";
