@@ -389,7 +389,7 @@ int main(int argc, char** argv) {
         jw_tensor ts = device_tensor(mem.allocate(tokens * 8), JW_DTYPE_INT64,
                                      {tokens}, dev);
         // Two kinds of positions, 4 bytes of block table counted per token.
-        // Random ones (each token anywhere in its request's first 520): a
+        // Random ones (each token at any position from 0 to 518): a
         // token's entry is mostly in a 32-byte sector of its own, so about
         // 3.6 sectors per request move where 32 bytes are counted, which
         // bounds the ratio at about 0.66x. Consecutive ones, as a server
