@@ -115,10 +115,11 @@ struct ScaleOnDevice {
 struct FavouriteMeasure {
   TuneConfig fast;
   std::vector<std::string> measured;
-  std::function<double(const CompileKey&, const std::function<void()>&)>
-  measure() {
-    return [this](const CompileKey& candidate,
-                  const std::function<void()>& launch_once) {
+  // Tuning options whose measure is this one (which must outlive them).
+  TuneOptions options() {
+    TuneOptions options;
+    options.measure = [this](const CompileKey& candidate,
+                             const std::function<void()>& launch_once) {
       launch_once();
       launch_once();
       measured.push_back(candidate.text());
@@ -129,6 +130,7 @@ struct FavouriteMeasure {
           (config.empty() && fast == TuneConfig{{"threads", 256}});
       return is_fast ? 1e-6 : 2e-6;
     };
+    return options;
   }
 };
 
@@ -149,8 +151,7 @@ TEST_CASE(
     REQUIRE(untuned.config().empty());
 
     FavouriteMeasure favourite{{{"threads", 512}}, {}};
-    TuneOptions options;
-    options.measure = favourite.measure();
+    TuneOptions options = favourite.options();
     std::vector<std::size_t> progress;
     options.progress = [&](std::size_t done, std::size_t total,
                            const TuneTiming& timing) {
@@ -242,8 +243,7 @@ TEST_CASE(
   REQUIRE(kernel.is_prepared(scale.args()));
 
   FavouriteMeasure favourite{{{"threads", 128}}, {}};
-  TuneOptions options;
-  options.measure = favourite.measure();
+  TuneOptions options = favourite.options();
   REQUIRE(kernel.tune(scale.args(), options).best ==
           TuneConfig{{"threads", 128}});
   // The launch prepared with the default config is gone ...
@@ -265,8 +265,7 @@ TEST_CASE(
     "tier carry it to runtimes that share no cache directory") {
   Kernels kernels;
   FavouriteMeasure favourite{{{"threads", 512}}, {}};
-  TuneOptions options;
-  options.measure = favourite.measure();
+  TuneOptions options = favourite.options();
 
   SUBCASE("the system layer") {
     test::TempDir tuned{"tuning-system"};
@@ -333,8 +332,7 @@ TEST_CASE(
     ScaleOnDevice scale(*runtime);
     untuned = runtime->kernel(kTunable).key_for(scale.args());
     FavouriteMeasure favourite{{{"threads", 128}}, {}};
-    TuneOptions options;
-    options.measure = favourite.measure();
+    TuneOptions options = favourite.options();
     REQUIRE(runtime->tune(kTunable, scale.args(), options).stored);
   }
   RuntimeOptions from;
@@ -364,8 +362,7 @@ TEST_CASE(
   ScaleOnDevice scale(*runtime);
   const CompileKey untuned = runtime->kernel(kTunable).key_for(scale.args());
   FavouriteMeasure favourite{{{"threads", 256}}, {}};
-  TuneOptions options;
-  options.measure = favourite.measure();
+  TuneOptions options = favourite.options();
   CHECK(runtime->tune(kTunable, scale.args(), options).best ==
         TuneConfig{{"threads", 256}});
   CHECK_FALSE(runtime->is_cached(untuned.with_config({{"threads", 256}})));
