@@ -241,9 +241,8 @@ class Runtime(_jitwarm.Runtime):
         a target such as 'cuda:sm_90' warms without the device). device_kind:
         warm the tuning winners stored for that kind of device, e.g. "NVIDIA
         H200" (default: the device's when no target is given; docs/tuning.md).
-        jobs: compiles
-        at once, in threads or (parallel="processes") in worker processes
-        forked from this one. batch_size: keys of one kernel and target
+        jobs: compiles at once, in threads or (parallel="processes") in worker
+        processes forked from this one. batch_size: keys of one kernel and target
         compiled together (1: one by one; None: what each plugin prefers for
         the target, else 8). progress: called (done, total,
         key_text) after each key, from worker threads when jobs > 1. check:
