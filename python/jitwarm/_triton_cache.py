@@ -30,6 +30,8 @@ import json
 import logging
 import os
 import shutil
+import sys
+import sysconfig
 import tempfile
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional
@@ -96,28 +98,81 @@ def _entry_target() -> str:
     given = _warmup_target.get()
     if given is not None:
         return given
+    return _device_target()
+
+
+# Device index -> its target, for this process (a device's target never changes).
+_device_targets: Dict[int, str] = {}
+_resolving = threading.local()
+
+
+def _device_target() -> str:
+    """The target of this process's current GPU. torch answers where it is
+    loaded: Triton's own answer (driver.active) first creates Triton's
+    driver, whose creation looks up its utility module through this cache
+    manager, so asking it from inside that lookup would recurse; the utility
+    module would then be an entry of no target, which no bundle of the
+    GPU's target carries."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            device = torch.cuda.current_device()
+            target = _device_targets.get(device)
+            if target is None:
+                if getattr(torch.version, "hip", None):
+                    arch = torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]
+                    target = f"hip:{arch}"
+                else:
+                    major, minor = torch.cuda.get_device_capability(device)
+                    target = f"cuda:sm_{major}{minor}"
+                _device_targets[device] = target
+            return target
+        except Exception:  # noqa: BLE001  (no usable device through torch: ask Triton)
+            pass
+    if getattr(_resolving, "active", False):
+        return "triton"
+    _resolving.active = True
     try:
         return jitwarm_target(_triton().runtime.driver.active.get_current_target())
     except Exception:  # noqa: BLE001  (no device, no driver: entries of no GPU)
         return "triton"
+    finally:
+        _resolving.active = False
 
 
 # ---------------------------------------------------------------------------
 # The store: a runtime, the staging directory and the counters
 # ---------------------------------------------------------------------------
+_COUNTERS = ("groups_loaded", "groups_stored", "group_misses", "files_loaded", "files_stored",
+             "file_misses", "autotune_loaded", "autotune_stored", "modules_loaded",
+             "modules_built")
+
+
 class _Store:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.staging = tempfile.mkdtemp(prefix="jitwarm-triton-")
         atexit.register(shutil.rmtree, self.staging, True)
         self.lock = threading.Lock()
-        self.counts = dict.fromkeys(
-            ("groups_loaded", "groups_stored", "group_misses", "files_loaded", "files_stored",
-             "file_misses", "autotune_loaded", "autotune_stored"), 0)
+        self.counts = dict.fromkeys(_COUNTERS, 0)
+        # Staged files and made directories of this process: a file found in
+        # the tiers is written where Triton reads it once, whatever asks again.
+        self.staged: set = set()
+        self.directories: set = set()
+        # Triton's drivers made for this cache (jitwarm.triton's warmup for a
+        # target builds their utilities and launchers into it), per backend.
+        self.drivers: Dict[str, Any] = {}
 
     def count(self, name: str) -> None:
         with self.lock:
             self.counts[name] += 1
+
+    def directory(self, key: str) -> str:
+        directory = os.path.join(self.staging, key)
+        if directory not in self.directories:
+            os.makedirs(directory, exist_ok=True)
+            self.directories.add(directory)
+        return directory
 
     def close(self) -> None:
         shutil.rmtree(self.staging, True)
@@ -132,7 +187,7 @@ _store_lock = threading.Lock()
 group_observer: Optional[Callable[[str, bool], None]] = None
 
 
-def _active_store() -> _Store:
+def active_store() -> _Store:
     """The store use_jitwarm_cache set, or else (Triton named the manager
     through TRITON_CACHE_MANAGER alone) one on a runtime of the environment's
     cache settings (JITWARM_CACHE_DIR, JITWARM_REMOTE_CACHE, ...)."""
@@ -265,15 +320,45 @@ def in_use() -> bool:
 def cache_counters() -> Dict[str, int]:
     """What Triton asked of jitwarm's tiers in this process: groups (compiled
     kernels) loaded, stored (compiled here) and missed, single files loaded,
-    stored and missed, and autotune timings loaded and stored (a store is a
-    benchmark run here)."""
+    stored and missed, autotune timings loaded and stored (a store is a
+    benchmark run here), and native modules (launchers, the driver's
+    utilities) loaded and built here with the C compiler."""
     store = _store
     if store is None:
-        return dict.fromkeys(("groups_loaded", "groups_stored", "group_misses", "files_loaded",
-                              "files_stored", "file_misses", "autotune_loaded",
-                              "autotune_stored"), 0)
+        return dict.fromkeys(_COUNTERS, 0)
     with store.lock:
         return dict(store.counts)
+
+
+# Where this Python's native modules are named and built for (Triton names a
+# module <name><EXT_SUFFIX>, e.g. __triton_launcher.cpython-312-x86_64-linux-gnu.so).
+_MODULE_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+def _host_abi() -> str:
+    import platform  # noqa: WPS433
+    libc, version = platform.libc_ver()
+    return f"{sys.implementation.cache_tag}-{platform.machine()}-{libc or 'libc'}{version}"
+
+
+_HOST_ABI = _host_abi()
+
+
+def _is_native_module(filename: str) -> bool:
+    return filename.endswith((_MODULE_SUFFIX, ".so"))
+
+
+def _kind_of(filename: str) -> str:
+    """What a file is, for the counters: a group listing, the autotuner's
+    timings, a native module (a launcher, the driver's utilities) or a
+    compile's file."""
+    if filename.startswith(_GROUP_PREFIX):
+        return "group"
+    if filename.endswith(_AUTOTUNE_SUFFIX):
+        return "autotune"
+    if _is_native_module(filename):
+        return "modules"
+    return "files"
 
 
 def _kernel_of(filename: str) -> str:
@@ -301,13 +386,19 @@ class CacheManager:
             self._files = FileCacheManager(key, override=override, dump=dump)
             self._store = None
         else:
-            self._store = _active_store()
+            self._store = active_store()
 
     # --- one file -----------------------------------------------------------
     def _entry_key(self, filename: str) -> CompileKey:
         return CompileKey(_kernel_of(filename), IMPL, _entry_target())
 
     def _fingerprint(self, filename: str) -> str:
+        if _is_native_module(filename):
+            # Triton keys a launcher by its C source alone; the module also
+            # depends on the Python it was built for (its file name says so)
+            # and on the C library it links: a node with another one builds
+            # its own (counted) instead of loading a module it cannot run.
+            return f"{self.key}/{filename}/{_HOST_ABI}"
         return f"{self.key}/{filename}"
 
     def _load(self, filename: str) -> Optional[bytes]:
@@ -322,19 +413,30 @@ class CacheManager:
             return None
         return data
 
-    def _materialize(self, filename: str, data: bytes) -> str:
-        directory = os.path.join(self._store.staging, self.key)
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, filename)
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{filename}.")
+    def _materialize(self, filename: str, data: bytes, *, found: bool = True) -> str:
+        """The file where Triton reads it, in this process's staging
+        directory. A file found in the tiers is written once per process (its
+        entry was checked when it was loaded, and an entry's bytes are fixed
+        by its key); one Triton puts is written every time."""
+        path = os.path.join(self._store.directory(self.key), filename)
+        if found and path in self._store.staged:
+            return path
+        # The directory is this process's own: a name per thread is unique.
+        temporary = f"{path}.{threading.get_ident()}.tmp"
         try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view):]
+            finally:
+                os.close(handle)
             os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+        self._store.staged.add(path)
         return path
 
     def has_file(self, filename: str) -> bool:
@@ -346,11 +448,10 @@ class CacheManager:
         if self._files is not None:
             return self._files.get_file(filename)
         data = self._load(filename)
-        autotune = filename.endswith(_AUTOTUNE_SUFFIX)
         if data is None:
             self._store.count("file_misses")
             return None
-        self._store.count("autotune_loaded" if autotune else "files_loaded")
+        self._store.count(_kind_of(filename) + "_loaded")
         return self._materialize(filename, data)
 
     def put(self, data: Any, filename: str, binary: bool = True) -> str:
@@ -361,11 +462,11 @@ class CacheManager:
         self._store.runtime.store_external_entry(self._entry_key(filename),
                                                  self._fingerprint(filename), data, FORMAT,
                                                  filename)
-        if filename.endswith(_AUTOTUNE_SUFFIX):
-            self._store.count("autotune_stored")
-        elif not filename.startswith(_GROUP_PREFIX):
-            self._store.count("files_stored")
-        return self._materialize(filename, data)
+        kind = _kind_of(filename)
+        if kind != "group":
+            self._store.count({"autotune": "autotune_stored", "modules": "modules_built",
+                               "files": "files_stored"}[kind])
+        return self._materialize(filename, data, found=False)
 
     # --- a group: a compile's files ----------------------------------------
     def get_group(self, filename: str) -> Optional[Dict[str, str]]:

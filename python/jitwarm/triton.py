@@ -45,6 +45,7 @@ from . import (
 )
 
 from . import _triton_cache
+from ._triton_launchers import prepare_launch
 from ._triton_cache import (
     CacheManager,
     cache_counters,
@@ -158,6 +159,9 @@ class TritonWarmupResult:
     compiled: int = 0
     loaded: int = 0
     cached: int = 0
+    # With jitwarm's tiers under Triton: the keys whose launcher (and the
+    # driver's utilities) is in the tiers for a first launch.
+    launchers: int = 0
     seconds: float = 0.0
 
 
@@ -417,7 +421,12 @@ class TritonKernel:
         files, or jitwarm's tiers after use_jitwarm_cache). A jitwarm target
         ("cuda:sm_90", "hip:gfx942") compiles for that GPU through Triton's
         compile-only path (triton.compile with a GPUTarget), which needs no
-        GPU, into the cache alone, where a launch on such a GPU finds it."""
+        GPU, into the cache alone, where a launch on such a GPU finds it.
+        With jitwarm's tiers under Triton (use_jitwarm_cache), either warmup
+        also builds what the first launch of each kernel needs besides it:
+        its launcher and the driver's utilities (native modules Triton builds
+        with the C compiler), so a node that imports the cache builds none
+        (`launchers` counts the kernels whose launcher is there)."""
         import time
 
         mine = self._requests(requests, manifest, toml)
@@ -483,10 +492,13 @@ class TritonKernel:
         seen = set()
         for plan, forms in passes:
             for key, args, specialization in plan:
-                for options in forms:
+                for form, options in enumerate(forms):
                     kernel_cache, _ = self._device_cache()
                     before, tiers = len(kernel_cache), cache_counters()
-                    self.kernel.warmup(grid=grid, **args, **options)
+                    compiled = self.kernel.warmup(grid=grid, **args, **options)
+                    if (form == 0 and compiled is not None and _triton_cache.in_use()
+                            and prepare_launch(compiled, target.split(":")[1])):
+                        result.launchers += 1
                     kernel_cache, _ = self._device_cache()
                     if not any(k.startswith(specialization) for k in kernel_cache):
                         raise InvalidArgumentError(
@@ -494,6 +506,11 @@ class TritonKernel:
                             f"specialization {specialization}", Status.INVALID_ARGUMENT)
                     if len(kernel_cache) == before:
                         result.cached += 1
+                    elif form > 0:
+                        # The form without the defaults spelled out: Triton's
+                        # file key parses the options first, so its compile
+                        # found the files the first form made.
+                        result.loaded += 1
                     else:
                         _count_compile(result, tiers)
                 if key.encoding not in seen:
@@ -539,9 +556,11 @@ class TritonKernel:
                     packed, signature, constexprs, attrs = pack_args(backend, kwargs, bound_args,
                                                                      spec, bound_options)
                     tiers = cache_counters()
-                    triton.compile(ASTSource(self.kernel, signature, constexprs, attrs),
-                                   target=gpu, options=packed.__dict__)
+                    compiled = triton.compile(ASTSource(self.kernel, signature, constexprs, attrs),
+                                              target=gpu, options=packed.__dict__)
                     _count_compile(result, tiers)
+                    if _triton_cache.in_use() and prepare_launch(compiled, gpu.backend):
+                        result.launchers += 1
                     if key.encoding not in seen:
                         seen.add(key.encoding)
                         result.keys.append(key)

@@ -1,7 +1,7 @@
 """A stand-in for the parts of torch the jitwarm binding reads (torch is not
 installed on the CI machine): a Tensor with data_ptr(), dtype, shape,
 stride() and get_device(), dtype objects whose str() is "torch.<name>", and
-torch._C._cuda_getCurrentRawStream. A tensor views host memory (a NumPy
+torch._C._cuda_getCurrentRawStream, torch.cuda's device and capability. A tensor views host memory (a NumPy
 array) or, for device tensors, a fake device address that is never read."""
 import types
 
@@ -36,8 +36,30 @@ def _cuda_getCurrentRawStream(device):  # noqa: N802  (torch's name)
 _C = types.SimpleNamespace(_cuda_getCurrentRawStream=_cuda_getCurrentRawStream)
 
 
+class _Cuda:
+    """torch.cuda as far as jitwarm.triton asks it: the current device and
+    its compute capability (an sm_90 GPU)."""
+    capability = (9, 0)
+    capability_calls = 0
+    available = True
+
+    def current_device(self):
+        if not self.available:
+            raise RuntimeError("No CUDA GPUs are available")
+        return 0
+
+    def get_device_capability(self, device=None):
+        _Cuda.capability_calls += 1
+        return self.capability
+
+
+cuda = _Cuda()
+version = types.SimpleNamespace(hip=None, cuda="13.0")
+
+
 def reset():
     current_stream_calls.clear()
+    cuda.available = True
 
 
 class Tensor:

@@ -30,6 +30,18 @@ dtypes, every config benchmarked on a new key (`benchmarks`), and with
 knobs.autotuning.cache (or cache_results) the timings read from and written
 to the cache manager as <fn>.autotune.json. `hide_gpu()` makes a machine
 whose driver has no device (for compile-only warmup for a target).
+
+Native modules follow triton/runtime/build.py and the nvidia backend's
+driver.py: `driver.active` makes the backend's driver (here: at the first
+launch), and making it builds the driver's utilities (cuda_utils) through
+compile_module_from_src, which keys a module by its C source, looks it up in
+the cache manager as <name><EXT_SUFFIX> and on a miss "builds" it with the C
+compiler (`builds`) and puts it, then loads it (`module_loads`; LOADABLE =
+False is a machine without the driver library, where loading fails after the
+put). A compiled kernel's first real launch makes its launcher
+(driver.launcher_cls(src, metadata)): one module per argument-type
+signature. Asking `driver.active` again while it is being made recurses, as
+Triton's lazy proxy does.
 """
 import base64
 import builtins
@@ -40,6 +52,7 @@ import inspect
 import json
 import os
 import sys
+import sysconfig
 import tempfile
 import types
 import uuid
@@ -58,6 +71,9 @@ _CANONICAL = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64
 compiles = []
 loads = []
 benchmarks = []
+builds = []
+module_loads = []
+LOADABLE = True
 
 
 class constexpr:  # noqa: N801  (Triton's name)
@@ -77,10 +93,25 @@ class GPUTarget:
 
 class _ActiveDriver:
     hidden = False
+    made = None      # the backend's driver, once made
+    making = False
 
     def _device(self):
         if self.hidden:
             raise RuntimeError("0 active drivers ([]). There should only be one.")
+        if self.making:
+            raise RecursionError("maximum recursion depth exceeded (driver.active)")
+
+    @property
+    def launcher_cls(self):
+        self._device()
+        if self.made is None:
+            self.making = True
+            try:
+                self.made = CudaDriver()
+            finally:
+                self.making = False
+        return self.made.launcher_cls
 
     def get_current_device(self):
         self._device()
@@ -95,7 +126,19 @@ class _ActiveDriver:
 
 
 def hide_gpu():
+    """CUDA_VISIBLE_DEVICES= : no device for Triton's driver, nor for torch."""
     _driver.active.hidden = True
+    torch = sys.modules.get("torch")
+    if getattr(torch, "cuda", None) is not None:
+        torch.cuda.available = False
+
+
+def show_gpu():
+    """The GPU back (a node that has one)."""
+    _driver.active.hidden = False
+    torch = sys.modules.get("torch")
+    if getattr(torch, "cuda", None) is not None:
+        torch.cuda.available = True
 
 
 # ---------------------------------------------------------------------------
@@ -308,12 +351,70 @@ class CompiledKernel:
     def __init__(self, src, metadata_group, cache_key):
         self.hash = cache_key
         self.name = src.name
+        self.src = src
+        self.launcher = None
         with open(metadata_group[f"{src.name}.json"]) as f:
             self.metadata = json.load(f)
         with open(metadata_group[f"{src.name}.cubin"], "rb") as f:
             self.cubin = f.read()
         if self.cubin != cubin_for(cache_key):
             raise RuntimeError(f"cubin of {src.name} does not belong to {cache_key}")
+
+    def _init_handles(self):
+        if self.launcher is None:
+            self.launcher = _driver.active.launcher_cls(self.src, self.metadata)
+
+
+# ---------------------------------------------------------------------------
+# Native modules (triton/runtime/build.py) and the driver (backends/nvidia)
+# ---------------------------------------------------------------------------
+EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def _module_bytes(src):
+    return b"\x7fELF-fake-module:" + src.encode()
+
+
+def compile_module_from_src(src, name, library_dirs=None, include_dirs=None, libraries=None,
+                            ccflags=None):
+    key = hashlib.sha256((src + "x86_64,Linux,64bit,ELF").encode()).hexdigest()
+    cache = get_cache_manager(key)
+    filename = f"{name}{EXT_SUFFIX}"
+    path = cache.get_file(filename)
+    if path is not None:
+        with open(path, "rb") as f:
+            if f.read() != _module_bytes(src):
+                path = None  # Triton: the module does not load, it builds it again
+    if path is None:
+        builds.append((name, src))
+        path = cache.put(_module_bytes(src), filename, binary=True)
+    if not LOADABLE:
+        raise ImportError("libcuda.so.1: cannot open shared object file")
+    module_loads.append(name)
+    return types.SimpleNamespace(name=name, path=path)
+
+
+class CudaUtils:
+    def __init__(self):
+        self.module = compile_module_from_src("// driver.c: load_binary, ...", "cuda_utils")
+
+
+def make_launcher(signature):
+    """A launcher's C source: the argument types (a pointer is a pointer,
+    whatever it points to; a constexpr is no argument)."""
+    kinds = ["ptr" if t.startswith("*") else t for t in signature.values() if t != "constexpr"]
+    return f"// launcher ({', '.join(kinds)})"
+
+
+class CudaLauncher:
+    def __init__(self, src, metadata):
+        self.module = compile_module_from_src(make_launcher(src.signature), "__triton_launcher")
+
+
+class CudaDriver:
+    def __init__(self):
+        self.utils = CudaUtils()
+        self.launcher_cls = CudaLauncher
 
 
 def compile(src, target=None, options=None):  # noqa: A001  (Triton's name)
@@ -417,6 +518,7 @@ class JITFunction:
             kernel_cache[key] = kernel
             self.compiled.append(key)
         if not warmup:
+            kernel._init_handles()
             self.launches.append((grid, bound_args))
         return kernel
 
@@ -544,9 +646,12 @@ def install(monkeypatch, cache_dir=None):
     knobs.cache.dir = str(cache_dir) if cache_dir is not None else tempfile.mkdtemp()
     knobs.autotuning.cache = False
     _driver.active.hidden = False
+    _driver.active.made = None
+    global LOADABLE
+    LOADABLE = True
     for name in ("TRITON_CACHE_MANAGER", "TRITON_CACHE_AUTOTUNING", "TRITON_CACHE_DIR"):
         monkeypatch.delenv(name, raising=False)
-    del compiles[:], loads[:], benchmarks[:]
+    del compiles[:], loads[:], benchmarks[:], builds[:], module_loads[:]
     this = sys.modules[__name__]
 
     def module(name, **attrs):
@@ -569,11 +674,14 @@ def install(monkeypatch, cache_dir=None):
     runtime = module("triton.runtime", driver=_driver, jit=runtime_jit, cache=runtime_cache,
                      autotuner=runtime_autotuner)
     language = module("triton.language", constexpr=constexpr)
-    backends = module("triton.backends", compiler=backends_compiler)
+    runtime_build = module("triton.runtime.build", compile_module_from_src=compile_module_from_src)
+    runtime.build = runtime_build
+    backends = module("triton.backends", compiler=backends_compiler, backends={
+        "cuda": types.SimpleNamespace(compiler=CUDABackend, driver=CudaDriver)})
     triton = module("triton", jit=jit, knobs=knobs, __version__="3.fake", runtime=runtime,
                     language=language, compiler=compiler, backends=backends, compile=compile,
                     autotune=autotune, Config=Config, fake=this)
-    for made in (triton, runtime, runtime_jit, runtime_cache, runtime_autotuner, language,
-                 compiler, compiler_compiler, backends, backends_compiler):
+    for made in (triton, runtime, runtime_jit, runtime_cache, runtime_autotuner, runtime_build,
+                 language, compiler, compiler_compiler, backends, backends_compiler):
         monkeypatch.setitem(sys.modules, made.__name__, made)
     return triton

@@ -3,7 +3,8 @@ use_jitwarm_cache) against the stand-in Triton (fake_triton.py: Triton's
 cache-manager protocol, compile() through it, the autotuner's disk cache):
 files and groups round-trip through the disk cache, bundles and a Redis
 tier; a corrupt entry makes Triton compile again; a warmup for a target with
-the GPU hidden serves a later launch on such a GPU; the options Triton keys
+the GPU hidden serves a later launch on such a GPU, its launchers and the
+driver's utilities included; the options Triton keys
 its in-memory cache on; autotuned kernels warmed in every config with the
 autotuner's choice in the tiers; and the monitor's refusals and counters.
 
@@ -23,7 +24,8 @@ DTYPES = ["bfloat16", "float32"]
 
 
 @pytest.fixture
-def triton(monkeypatch, tmp_path):
+def triton(monkeypatch, tmp_path, fake_torch):
+    # Triton's GPU drivers run on torch: the stand-in torch is `torch`.
     import fake_triton
     module = fake_triton.install(monkeypatch, cache_dir=tmp_path / "triton-files")
     yield module
@@ -172,7 +174,11 @@ def test_given_a_warm_disk_cache_then_a_fresh_process_loads_every_kernel_and_com
     jwt.seal("error")
     launch_every_add(restarted)
     assert len(restarted.launches) == 4 and len(fake().compiles) == 4
-    assert runtime.cache_stats().disk_hits == 4 * 4  # each group: its listing and 3 files
+    # Each group: its listing and 3 files; the driver's utilities and the
+    # kernels' one launcher (built by the first warmup), found by the warmup
+    # and by the first launches.
+    assert runtime.cache_stats().disk_hits == 4 * 4 + 2 * (1 + 4)
+    assert jwt.cache_counters()["modules_built"] == 0
     assert jwt.counters()["compiles_after_seal"] == 0
 
 
@@ -182,9 +188,10 @@ def test_given_a_bundle_then_an_empty_cache_that_imports_it_serves_every_launch(
     add_bridge(make_add(triton)).warmup(ADD_REQUEST)
     bundle = tmp_path / "sm90.jwb"
     exported = jitwarm.export_cache_bundle(bundle, ["cuda:sm_90"], cache_dir=tmp_path / "build")
-    assert exported.targets == {"cuda:sm_90": 16}
+    # 4 groups of a listing and 3 files, the driver's utilities, one launcher
+    assert exported.targets == {"cuda:sm_90": 18}
     imported = jitwarm.import_cache_bundle(bundle, cache_dir=tmp_path / "node")
-    assert imported.entries == 16
+    assert imported.entries == 18
 
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "node"))
     node = make_add(triton)
@@ -206,7 +213,9 @@ def test_given_a_redis_tier_then_a_second_node_with_no_disk_cache_compiles_nothi
     result = add_bridge(make_add(triton)).warmup(ADD_REQUEST)
     assert (result.compiled, result.loaded) == (0, 4)
     assert len(fake().compiles) == 4
-    assert runtime.cache_stats().remote_hits == 16
+    # 4 groups of 4 entries; the driver's utilities and the 4 kernels' launcher
+    assert runtime.cache_stats().remote_hits == 16 + 1 + 4
+    assert (result.launchers, jwt.cache_counters()["modules_built"]) == (4, 0)
 
 
 def test_given_a_corrupt_or_truncated_entry_then_triton_compiles_again_and_nothing_crashes(
@@ -216,8 +225,9 @@ def test_given_a_corrupt_or_truncated_entry_then_triton_compiles_again_and_nothi
     request = jitwarm.WarmupRequest("add_kernel", params={
         "x_ptr": "float32", "n": [16], "BLOCK": [256]})
     add_bridge(kernel).warmup(request)
+    # The group's 4 entries (not the driver's utilities and the launcher).
     files = sorted(str(p) for p in (tmp_path / "jw").rglob("*") if p.is_file()
-                   and not p.name.startswith("."))
+                   and not p.name.startswith(".") and b"ELF-fake-module" not in p.read_bytes())
     assert len(files) == 4
     with open(files[0], "r+b") as f:  # one byte flipped
         f.seek(40)
@@ -257,7 +267,7 @@ def test_given_the_gpu_hidden_when_warmed_for_sm_90_then_a_launch_on_such_a_gpu_
     assert targets == {"cuda:sm_90"}
     assert kernel.compiled == []  # nothing in Triton's in-memory cache
 
-    triton.fake._driver.active.hidden = False  # the fleet node has the GPU
+    triton.fake.show_gpu()  # the fleet node has the GPU
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
     node = make_add(triton)
     jwt.seal("error")
@@ -276,8 +286,10 @@ def test_given_triton_defaults_spelled_out_then_a_launch_that_omits_them_hits(tr
     request = jitwarm.WarmupRequest("add_kernel", params={
         "x_ptr": "float32", "n": [16], "BLOCK": [256]})
     result = add_bridge(kernel).warmup(request, options={"num_warps": 4, "num_stages": 2})
-    # as given, and without num_warps=4 (a default); num_stages=2 is not one
-    assert result.compiled + result.cached == 2 and len(kernel.compiled) == 2
+    # as given, and without num_warps=4 (a default); num_stages=2 is not one.
+    # The second form finds the first one's files: a load, not a compile.
+    assert (result.compiled, result.loaded, result.cached) == (1, 1, 0)
+    assert len(kernel.compiled) == 2 and len(fake().compiles) == 1 and len(fake().loads) == 1
     jwt.seal("error")
     launch_add(kernel, "float32", 16, num_stages=2)
     launch_add(kernel, "float32", 16, num_warps=4, num_stages=2)
@@ -346,7 +358,7 @@ def test_given_an_autotuned_kernel_then_every_config_is_warmed_and_its_choice_sh
     jitwarm.export_cache_bundle(bundle, ["cuda:sm_90"], cache_dir=tmp_path / "jw")
 
     # A fleet node: imports, seals, calls: no benchmark, no compile.
-    triton.fake._driver.active.hidden = False
+    triton.fake.show_gpu()
     jitwarm.import_cache_bundle(bundle, cache_dir=tmp_path / "node")
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "node"))
     node = make_tuned(triton)
@@ -432,3 +444,84 @@ def test_given_the_tiers_under_triton_then_after_seal_a_load_passes_and_a_compil
 def test_given_no_hook_installed_then_warmup_compiles_are_counted(triton):
     add_bridge(make_add(triton)).warmup(ADD_REQUEST)
     assert jwt.counters()["warmup_compiles"] == 4
+
+
+# ---------------------------------------------------------------------------
+# What a first launch needs besides the kernel: launchers, driver utilities
+# ---------------------------------------------------------------------------
+def build_box_bundle(triton, tmp_path, *, driver_library=True):
+    """A GPU-less build box warms the add kernel for sm_90 into its cache
+    and exports the target's entries; returns (bundle, warmup result)."""
+    triton.fake.hide_gpu()
+    triton.fake.LOADABLE = driver_library
+    jwt.use_jitwarm_cache(runtime_at(tmp_path / "build"))
+    result = add_bridge(make_add(triton)).warmup(ADD_REQUEST, target="cuda:sm_90")
+    bundle = tmp_path / "sm90.jwb"
+    jitwarm.export_cache_bundle(bundle, ["cuda:sm_90"], cache_dir=tmp_path / "build")
+    return bundle, result
+
+
+def fleet_node(triton, tmp_path, bundle):
+    """A fresh process on a GPU node with the bundle imported into an empty
+    cache: nothing built or compiled in it yet."""
+    triton.fake.show_gpu()
+    triton.fake._driver.active.made = None
+    triton.fake.LOADABLE = True
+    del triton.fake.builds[:], triton.fake.compiles[:], triton.fake.loads[:]
+    jitwarm.import_cache_bundle(bundle, cache_dir=tmp_path / "node")
+    jwt.use_jitwarm_cache(runtime_at(tmp_path / "node"))
+    return make_add(triton)
+
+
+def test_given_a_warmup_for_sm_90_then_a_node_from_its_bundle_builds_no_module_at_first_launch(
+        triton, tmp_path, fake_torch):
+    bundle, result = build_box_bundle(triton, tmp_path)
+    # Two dtypes and two classes of n: one argument-type signature, one launcher.
+    assert (result.compiled, result.launchers) == (4, 4)
+    assert [name for name, _ in fake().builds] == ["cuda_utils", "__triton_launcher"]
+    assert jwt.cache_counters()["modules_built"] == 2
+
+    node = fleet_node(triton, tmp_path, bundle)
+    jwt.seal("error")
+    launch_every_add(node)
+    assert fake().builds == [] and fake().compiles == [] and len(fake().loads) == 4
+    assert set(fake().module_loads) == {"cuda_utils", "__triton_launcher"}
+    counts = jwt.cache_counters()
+    # The utilities once, the one launcher by each kernel's first launch.
+    assert (counts["modules_loaded"], counts["modules_built"]) == (1 + 4, 0)
+    assert (counts["groups_stored"], counts["files_stored"], counts["autotune_stored"]) == (0, 0, 0)
+
+
+def test_given_a_build_box_without_the_driver_library_then_its_modules_still_ship(
+        triton, tmp_path, fake_torch):
+    bundle, result = build_box_bundle(triton, tmp_path, driver_library=False)
+    assert result.launchers == 4
+    assert [name for name, _ in fake().builds] == ["cuda_utils", "__triton_launcher"]
+
+    launch_every_add(fleet_node(triton, tmp_path, bundle))
+    assert fake().builds == [] and jwt.cache_counters()["modules_built"] == 0
+
+
+def test_given_a_node_with_another_python_then_it_builds_its_own_modules_counted(
+        triton, tmp_path, fake_torch, monkeypatch):
+    bundle, _ = build_box_bundle(triton, tmp_path)
+    node = fleet_node(triton, tmp_path, bundle)
+    from jitwarm import _triton_cache
+    monkeypatch.setattr(_triton_cache, "_HOST_ABI", "cpython-399-x86_64-glibc2.99")
+    launch_every_add(node)
+    assert [name for name, _ in fake().builds] == ["cuda_utils", "__triton_launcher"]
+    counts = jwt.cache_counters()
+    assert (counts["modules_built"], counts["modules_loaded"], counts["groups_loaded"]) == (2, 3, 4)
+    assert fake().compiles == []  # the kernels themselves still load
+
+
+def test_given_the_driver_made_during_a_lookup_then_its_utilities_are_entries_of_the_gpu(
+        triton, tmp_path, fake_torch):
+    """Making Triton's driver looks its utilities up through the cache
+    manager; the manager's target then comes from torch, not from the driver
+    being made (which would recurse and give no target)."""
+    jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
+    launch_add(make_add(triton), "float32", 16)
+    targets = {(e.kernel, e.target) for e in jitwarm.list_cache(cache_dir=tmp_path / "jw").entries}
+    assert ("cuda_utils", "cuda:sm_90") in targets
+    assert ("__triton_launcher", "cuda:sm_90") in targets
