@@ -6,20 +6,26 @@ timings) as an external entry of a jitwarm runtime, so the disk cache, the
 system layer, the Redis tier and bundles carry Triton's kernels beside
 jitwarm's own, checked the same way.
 
-An entry per file:
+An entry per compile (a group: every file Triton puts for one compile, then
+ties with put_group) and per file Triton stores alone (a launcher, the
+driver's utilities, the autotuner's timings):
   key          CompileKey(<the file's stem>, "triton", <target>), where the
                target is jitwarm's name for the GPU Triton compiles for
                ("cuda:sm_90", "hip:gfx942": `jitwarm cache export --target
                sm_90` ships both), from the bridge's target warmup or the
-               active driver, else "triton" (no device, no target given);
+               current device, else "triton" (no device, no target given);
   fingerprint  "<Triton's cache key>/<file name>" (Triton's key already
-               holds its version, the source, the options and the target);
-  format       "triton-file", entry point the file's name.
+               holds its version, the source, the options and the target;
+               a native module's also names the Python ABI and C library);
+  format       "triton-group" (the group's files in one entry: a lookup per
+               compile, not one per file) or "triton-file"; entry point the
+               group's or the file's name. Groups of earlier versions (a
+               "triton-file" listing and an entry per file) still load.
 
 Triton reads files by path, so each file found is written (atomically) into
-a staging directory of this process, removed when it exits. A group is
-found only when every one of its files is: a group with a file missing or
-rejected is a miss, and Triton compiles the kernel again.
+a staging directory of this process, removed when it exits. A group with a
+file missing, malformed or rejected is a miss, and Triton compiles the
+kernel again.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from . import CompileKey, InvalidArgumentError, Runtime, Status
 
@@ -44,6 +50,10 @@ __all__ = ["CacheManager", "use_jitwarm_cache", "stop_using_jitwarm_cache", "cac
 _log = logging.getLogger("jitwarm.triton")
 
 FORMAT = "triton-file"
+GROUP_FORMAT = "triton-group"
+# A group entry: this line, a JSON list of [file name, size], a newline, then
+# the files' bytes in that order.
+_GROUP_MAGIC = b"jitwarm triton group 1\n"
 IMPL = "triton"
 _GROUP_PREFIX = "__grp__"
 _AUTOTUNE_SUFFIX = ".autotune.json"
@@ -381,6 +391,8 @@ class CacheManager:
     def __init__(self, key: str, override: bool = False, dump: bool = False) -> None:
         self.key = key
         self._files = None
+        # A compile's files, put before the group that ties them (put_group).
+        self._pending: Dict[str, bytes] = {}
         if override or dump:
             from triton.runtime.cache import FileCacheManager  # noqa: WPS433
             self._files = FileCacheManager(key, override=override, dump=dump)
@@ -401,17 +413,22 @@ class CacheManager:
             return f"{self.key}/{filename}/{_HOST_ABI}"
         return f"{self.key}/{filename}"
 
-    def _load(self, filename: str) -> Optional[bytes]:
+    def _load(self, filename: str, formats: Tuple[str, ...] = (FORMAT,)) -> Optional[bytes]:
+        found = self._load_entry(filename, formats)
+        return None if found is None else found[0]
+
+    def _load_entry(self, filename: str,
+                    formats: Tuple[str, ...]) -> Optional[Tuple[bytes, str]]:
         found = self._store.runtime.load_external_entry(self._entry_key(filename),
                                                         self._fingerprint(filename))
         if found is None:
             return None
         data, file_format, entry_point = found
-        if file_format != FORMAT or entry_point != filename:
+        if file_format not in formats or entry_point != filename:
             _log.warning("jitwarm cache: entry for Triton file %s holds %s '%s'; ignored",
                          filename, file_format, entry_point)
             return None
-        return data
+        return data, file_format
 
     def _materialize(self, filename: str, data: bytes, *, found: bool = True) -> str:
         """The file where Triton reads it, in this process's staging
@@ -442,11 +459,13 @@ class CacheManager:
     def has_file(self, filename: str) -> bool:
         if self._files is not None:
             return self._files.has_file(filename)
-        return self._load(filename) is not None
+        return filename in self._pending or self._load(filename) is not None
 
     def get_file(self, filename: str) -> Optional[str]:
         if self._files is not None:
             return self._files.get_file(filename)
+        if filename in self._pending:
+            return self._materialize(filename, self._pending[filename])
         data = self._load(filename)
         if data is None:
             self._store.count("file_misses")
@@ -459,10 +478,15 @@ class CacheManager:
             return self._files.put(data, filename, binary=binary)
         if not isinstance(data, bytes):
             data = str(data).encode("utf-8")
-        self._store.runtime.store_external_entry(self._entry_key(filename),
-                                                 self._fingerprint(filename), data, FORMAT,
-                                                 filename)
         kind = _kind_of(filename)
+        if kind == "files":
+            # A compile's file: stored with its group (put_group), which Triton
+            # puts right after its files, through this same manager.
+            self._pending[filename] = data
+        else:
+            self._store.runtime.store_external_entry(self._entry_key(filename),
+                                                     self._fingerprint(filename), data, FORMAT,
+                                                     filename)
         if kind != "group":
             self._store.count({"autotune": "autotune_stored", "modules": "modules_built",
                                "files": "files_stored"}[kind])
@@ -482,33 +506,84 @@ class CacheManager:
         return group
 
     def _load_group(self, filename: str) -> Optional[Dict[str, str]]:
-        listing = self._load(_GROUP_PREFIX + filename)
-        if listing is None:
+        found = self._load_entry(_GROUP_PREFIX + filename, (GROUP_FORMAT, FORMAT))
+        if found is None:
             return None
+        data, file_format = found
+        files = (_unpack_group(data) if file_format == GROUP_FORMAT
+                 else self._load_listed_files(data))
+        if files is None:
+            _log.warning("jitwarm cache: Triton group %s of %s is malformed or incomplete; "
+                         "Triton compiles it again", filename, self.key)
+            return None
+        return {name: self._materialize(name, content) for name, content in files.items()}
+
+    def _load_listed_files(self, listing: bytes) -> Optional[Dict[str, bytes]]:
+        """An earlier version's group: a listing, and an entry per file. A
+        compile is its files together: one missing is a miss."""
         try:
-            children = json.loads(listing.decode("utf-8"))["child_paths"]
-            names = list(children)
+            names = list(json.loads(listing.decode("utf-8"))["child_paths"])
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-            _log.warning("jitwarm cache: Triton group %s of %s is malformed; Triton compiles "
-                         "it again", filename, self.key)
             return None
         files = {}
         for name in names:
-            if not isinstance(name, str) or os.sep in name or name in ("", ".", ".."):
-                _log.warning("jitwarm cache: Triton group %s of %s names a bad file %r; "
-                             "Triton compiles it again", filename, self.key, name)
-                return None
-            data = self._load(name)
+            data = self._load(name) if _is_file_name(name) else None
             if data is None:
-                # A compile is its files together: one missing is a miss.
                 return None
             files[name] = data
-        return {name: self._materialize(name, data) for name, data in files.items()}
+        return files
 
     def put_group(self, filename: str, group: Dict[str, str]) -> str:
         if self._files is not None:
             return self._files.put_group(filename, group)
-        listing = json.dumps({"child_paths": sorted(group)})
-        path = self.put(listing, _GROUP_PREFIX + filename, binary=False)
+        files = {}
+        for name, path in group.items():
+            data = self._pending.pop(name, None)
+            if data is None:  # put through another manager: read where it is
+                try:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                except OSError as error:
+                    _log.warning("jitwarm cache: Triton group %s of %s names %s, which cannot "
+                                 "be read (%s); the group is not stored", filename, self.key,
+                                 name, error)
+                    return os.path.join(self._store.directory(self.key),
+                                        _GROUP_PREFIX + filename)
+            files[name] = data
+        name = _GROUP_PREFIX + filename
+        packed = _pack_group(files)
+        self._store.runtime.store_external_entry(self._entry_key(name), self._fingerprint(name),
+                                                 packed, GROUP_FORMAT, name)
         self._store.count("groups_stored")
-        return path
+        return self._materialize(name, packed, found=False)
+
+
+def _is_file_name(name: Any) -> bool:
+    return isinstance(name, str) and os.sep not in name and name not in ("", ".", "..")
+
+
+def _pack_group(files: Dict[str, bytes]) -> bytes:
+    sizes = json.dumps([[name, len(data)] for name, data in files.items()])
+    return b"".join([_GROUP_MAGIC, sizes.encode("utf-8"), b"\n", *files.values()])
+
+
+def _unpack_group(packed: bytes) -> Optional[Dict[str, bytes]]:
+    """A group entry's files, or None when it is not one (a wrong header, a
+    bad file name, sizes that do not add up to its length)."""
+    if not packed.startswith(_GROUP_MAGIC):
+        return None
+    end = packed.find(b"\n", len(_GROUP_MAGIC))
+    try:
+        sizes = json.loads(packed[len(_GROUP_MAGIC):end].decode("utf-8")) if end > 0 else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(sizes, list):
+        return None
+    files, offset = {}, end + 1
+    for item in sizes:
+        if (not isinstance(item, list) or len(item) != 2 or not _is_file_name(item[0])
+                or not isinstance(item[1], int) or item[1] < 0 or item[0] in files):
+            return None
+        files[item[0]] = packed[offset:offset + item[1]]
+        offset += item[1]
+    return files if offset == len(packed) else None

@@ -97,7 +97,7 @@ def test_given_files_and_a_group_when_put_then_a_fresh_manager_finds_every_file(
 
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))  # a fresh process
     again = jwt.CacheManager("KEYONE")
-    assert again.has_file("add_kernel.cubin")
+    assert not again.has_file("add_kernel.cubin")  # a compile's files live in its group
     group = again.get_group("add_kernel.json")
     assert sorted(group) == ["add_kernel.cubin", "add_kernel.json"]
     assert open(group["add_kernel.cubin"], "rb").read() == b"\x00binary\xff"
@@ -108,7 +108,7 @@ def test_given_files_and_a_group_when_put_then_a_fresh_manager_finds_every_file(
     listing = jitwarm.list_cache(cache_dir=tmp_path / "jw")
     rows = {(e.kernel, e.implementation, e.target) for e in listing.entries}
     assert rows == {("add_kernel", "triton", "cuda:sm_90")}
-    assert len(listing.entries) == 3  # two files and the group
+    assert len(listing.entries) == 1  # the group and its files: one entry, one lookup
     counts = jwt.cache_counters()
     assert (counts["groups_loaded"], counts["group_misses"], counts["files_loaded"]) == (1, 1, 0)
 
@@ -120,6 +120,17 @@ def test_given_a_group_with_a_file_gone_then_it_is_a_miss_and_triton_compiles_ag
     manager.put_group("k.json", {"k.cubin": "/nowhere/k.cubin"})  # never put
     assert manager.get_group("k.json") is None
     bad = jitwarm.CompileKey("k", "triton", "cuda:sm_90")
+    for packed in (b"jitwarm triton group 1\n[[\"k.cubin\", 9]]\nshort",
+                   b"jitwarm triton group 1\n[[\"../k\", 1]]\nx", b"not a group"):
+        runtime.store_external_entry(bad, "KEY/__grp__p.json", packed, "triton-group",
+                                     "__grp__p.json")
+        assert manager.get_group("p.json") is None
+    # An earlier version's group: a listing and an entry per file.
+    runtime.store_external_entry(bad, "KEY/k.cubin", b"cubin", "triton-file", "k.cubin")
+    runtime.store_external_entry(jitwarm.CompileKey("o", "triton", "cuda:sm_90"),
+                                 "KEY/__grp__o.json", b'{"child_paths": ["k.cubin"]}',
+                                 "triton-file", "__grp__o.json")
+    assert open(manager.get_group("o.json")["k.cubin"], "rb").read() == b"cubin"
     runtime.store_external_entry(bad, "KEY/__grp__j.json", b"{not json", "triton-file",
                                  "__grp__j.json")
     assert manager.get_group("j.json") is None
@@ -174,10 +185,10 @@ def test_given_a_warm_disk_cache_then_a_fresh_process_loads_every_kernel_and_com
     jwt.seal("error")
     launch_every_add(restarted)
     assert len(restarted.launches) == 4 and len(fake().compiles) == 4
-    # Each group: its listing and 3 files; the driver's utilities and the
-    # kernels' one launcher (built by the first warmup), found by the warmup
-    # and by the first launches.
-    assert runtime.cache_stats().disk_hits == 4 * 4 + 2 * (1 + 4)
+    # Each group (one entry); the driver's utilities and the kernels' one
+    # launcher (built by the first warmup), found by the warmup and by the
+    # first launches.
+    assert runtime.cache_stats().disk_hits == 4 + 2 * (1 + 4)
     assert jwt.cache_counters()["modules_built"] == 0
     assert jwt.counters()["compiles_after_seal"] == 0
 
@@ -188,10 +199,10 @@ def test_given_a_bundle_then_an_empty_cache_that_imports_it_serves_every_launch(
     add_bridge(make_add(triton)).warmup(ADD_REQUEST)
     bundle = tmp_path / "sm90.jwb"
     exported = jitwarm.export_cache_bundle(bundle, ["cuda:sm_90"], cache_dir=tmp_path / "build")
-    # 4 groups of a listing and 3 files, the driver's utilities, one launcher
-    assert exported.targets == {"cuda:sm_90": 18}
+    # 4 groups, the driver's utilities, one launcher
+    assert exported.targets == {"cuda:sm_90": 6}
     imported = jitwarm.import_cache_bundle(bundle, cache_dir=tmp_path / "node")
-    assert imported.entries == 18
+    assert imported.entries == 6
 
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "node"))
     node = make_add(triton)
@@ -213,8 +224,8 @@ def test_given_a_redis_tier_then_a_second_node_with_no_disk_cache_compiles_nothi
     result = add_bridge(make_add(triton)).warmup(ADD_REQUEST)
     assert (result.compiled, result.loaded) == (0, 4)
     assert len(fake().compiles) == 4
-    # 4 groups of 4 entries; the driver's utilities and the 4 kernels' launcher
-    assert runtime.cache_stats().remote_hits == 16 + 1 + 4
+    # 4 groups; the driver's utilities and the 4 kernels' launcher
+    assert runtime.cache_stats().remote_hits == 4 + 1 + 4
     assert (result.launchers, jwt.cache_counters()["modules_built"]) == (4, 0)
 
 
@@ -223,12 +234,12 @@ def test_given_a_corrupt_or_truncated_entry_then_triton_compiles_again_and_nothi
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
     kernel = make_add(triton)
     request = jitwarm.WarmupRequest("add_kernel", params={
-        "x_ptr": "float32", "n": [16], "BLOCK": [256]})
+        "x_ptr": "float32", "n": [16, 17], "BLOCK": [256]})
     add_bridge(kernel).warmup(request)
-    # The group's 4 entries (not the driver's utilities and the launcher).
+    # The two groups' entries (not the driver's utilities and the launcher).
     files = sorted(str(p) for p in (tmp_path / "jw").rglob("*") if p.is_file()
                    and not p.name.startswith(".") and b"ELF-fake-module" not in p.read_bytes())
-    assert len(files) == 4
+    assert len(files) == 2
     with open(files[0], "r+b") as f:  # one byte flipped
         f.seek(40)
         byte = f.read(1)
@@ -239,14 +250,14 @@ def test_given_a_corrupt_or_truncated_entry_then_triton_compiles_again_and_nothi
 
     runtime = jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
     again = add_bridge(make_add(triton)).warmup(request)
-    assert (again.compiled, again.loaded) == (1, 0)
-    assert len(fake().compiles) == 2
+    assert (again.compiled, again.loaded) == (2, 0)
+    assert len(fake().compiles) == 4
     assert runtime.cache_stats().disk_rejects >= 1
     report = jitwarm.verify_cache(cache_dir=tmp_path / "jw")
     assert report.corrupt == 0  # the compile replaced both entries
 
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
-    assert add_bridge(make_add(triton)).warmup(request).loaded == 1
+    assert add_bridge(make_add(triton)).warmup(request).loaded == 2
 
 
 # ---------------------------------------------------------------------------
