@@ -27,7 +27,7 @@ from . import _triton_cache
 _log = logging.getLogger("jitwarm.triton")
 
 
-def _launcher_class_of(backend_name: str) -> Optional[Any]:
+def _launcher_class_of(target: Any) -> Optional[Any]:
     """The backend's launcher class: its driver's launcher_cls, the driver
     made once per cache in use (making it builds its utilities into that
     cache) without asking for a device, which the build box lacks. Where the
@@ -36,15 +36,18 @@ def _launcher_class_of(backend_name: str) -> Optional[Any]:
     defines (CudaLauncher, HIPLauncher), which builds and stores the same
     way."""
     made: Dict[str, Any] = _triton_cache.active_store().drivers
-    if backend_name in made:
-        return made[backend_name]
+    if target.backend in made:
+        return made[target.backend]
     import triton  # noqa: WPS433
+    # Triton's backends by package ("nvidia", "amd"): the one whose compiler
+    # takes the target, as triton.compiler.make_backend picks it.
     backends = getattr(getattr(triton, "backends", None), "backends", None) or {}
-    backend = backends.get(backend_name)
+    backend = next((b for b in backends.values() if b.compiler.supports_target(target)), None)
     launcher_cls = None
+    backend_name = target.backend
     if backend is None:
-        _log.warning("jitwarm.triton: this Triton has no '%s' backend; its launchers are built "
-                     "where the kernels first launch", backend_name)
+        _log.warning("jitwarm.triton: this Triton has no backend for %s; its launchers are "
+                     "built where the kernels first launch", backend_name)
     else:
         try:
             launcher_cls = backend.driver().launcher_cls
@@ -61,11 +64,11 @@ def _launcher_class_of(backend_name: str) -> Optional[Any]:
     return launcher_cls
 
 
-def prepare_launch(kernel: Any, backend_name: str) -> bool:
-    """Builds (or finds in the tiers) the launcher of a compiled kernel and
-    its backend's utilities. True when the launcher is in the tiers after
-    the call."""
-    launcher_cls = _launcher_class_of(backend_name)
+def prepare_launch(kernel: Any, target: Any) -> bool:
+    """Builds (or finds in the tiers) the launcher of a kernel compiled for
+    `target` (Triton's GPUTarget) and its backend's utilities. True when the
+    launcher is in the tiers after the call."""
+    launcher_cls = _launcher_class_of(target)
     if launcher_cls is None:
         return False
     before = _triton_cache.cache_counters()

@@ -291,14 +291,18 @@ class TritonKernel:
 
     def target(self) -> str:
         """jitwarm's name for the device Triton compiles for: triton:<backend>:<arch>."""
+        target = self._device_target()
+        return f"triton:{target.backend}:{target.arch}"
+
+    def _device_target(self) -> Any:
+        """Triton's GPUTarget of this process's device."""
         try:
-            target = _triton().runtime.driver.active.get_current_target()
+            return _triton().runtime.driver.active.get_current_target()
         except Exception as error:  # noqa: BLE001  (Triton's drivers raise RuntimeError)
             raise NoDeviceError(
                 f"TritonKernel {self.name}: Triton has no GPU here ({error}); warm for a GPU "
                 "this process does not drive with warmup(..., target='cuda:sm_90')",
                 Status.NO_DEVICE) from error
-        return f"triton:{target.backend}:{target.arch}"
 
     def _requests(self, requests, manifest, toml) -> List[WarmupRequest]:
         given = sum(x is not None for x in (requests, manifest, toml))
@@ -497,7 +501,7 @@ class TritonKernel:
                     before, tiers = len(kernel_cache), cache_counters()
                     compiled = self.kernel.warmup(grid=grid, **args, **options)
                     if (form == 0 and compiled is not None and _triton_cache.in_use()
-                            and prepare_launch(compiled, target.split(":")[1])):
+                            and prepare_launch(compiled, self._device_target())):
                         result.launchers += 1
                     kernel_cache, _ = self._device_cache()
                     if not any(k.startswith(specialization) for k in kernel_cache):
@@ -559,7 +563,7 @@ class TritonKernel:
                     compiled = triton.compile(ASTSource(self.kernel, signature, constexprs, attrs),
                                               target=gpu, options=packed.__dict__)
                     _count_compile(result, tiers)
-                    if _triton_cache.in_use() and prepare_launch(compiled, gpu.backend):
+                    if _triton_cache.in_use() and prepare_launch(compiled, gpu):
                         result.launchers += 1
                     if key.encoding not in seen:
                         seen.add(key.encoding)

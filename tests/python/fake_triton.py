@@ -163,6 +163,10 @@ class CUDABackend:
     def __init__(self, target):
         self.target = target
 
+    @staticmethod
+    def supports_target(target):
+        return target.backend == "cuda"
+
     def parse_options(self, options):
         known = {f.name for f in fields(CUDAOptions)}
         args = {k: v for k, v in options.items() if k in known and v is not None}
@@ -677,7 +681,7 @@ def install(monkeypatch, cache_dir=None):
     runtime_build = module("triton.runtime.build", compile_module_from_src=compile_module_from_src)
     runtime.build = runtime_build
     backends = module("triton.backends", compiler=backends_compiler, backends={
-        "cuda": types.SimpleNamespace(compiler=CUDABackend, driver=CudaDriver)})
+        "nvidia": types.SimpleNamespace(compiler=CUDABackend, driver=CudaDriver)})
     triton = module("triton", jit=jit, knobs=knobs, __version__="3.fake", runtime=runtime,
                     language=language, compiler=compiler, backends=backends, compile=compile,
                     autotune=autotune, Config=Config, fake=this)
