@@ -329,7 +329,9 @@ class Runtime(_jitwarm.Runtime):
 class _ProgressBar:
     """The bar `jitwarm warmup` draws on a terminal (tools/cmd_warmup.cpp):
     keys done of all, keys per second, time left and the key, redrawn in
-    place on `stream`; a newline when the last key is in."""
+    place on `stream`; a newline when the last key is in. Drawn here, not by
+    the command's C++ bar, so it goes where Python's sys.stderr goes (a
+    replaced or captured stream), which file descriptor 2 need not be."""
 
     WIDTH = 30
 
