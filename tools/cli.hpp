@@ -120,6 +120,8 @@ int cmd_kernels(const std::vector<std::string>& args);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_warmup(const std::vector<std::string>& args);
 int cmd_cache(const std::vector<std::string>& args);
+// The actions of `jitwarm cache`, in the order help lists them.
+const std::vector<std::string>& cache_actions();
 int cmd_tune(const std::vector<std::string>& args);
 
 }  // namespace jitwarm::cli

@@ -19,10 +19,14 @@
 #include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
-namespace {
 
-const std::vector<std::string> kActions = {"stats", "list",   "verify", "prune",
-                                           "clear", "export", "import", "why"};
+const std::vector<std::string>& cache_actions() {
+  static const std::vector<std::string> actions = {
+      "stats", "list", "verify", "prune", "clear", "export", "import", "why"};
+  return actions;
+}
+
+namespace {
 
 struct CacheCommand {
   std::string action, file, output, cache_dir, max_bytes, platform;
@@ -297,7 +301,8 @@ int why(const CacheCommand& c) {
   const CacheReport report =
       in_cache(c, [&] { return cache_directory_stats(c.options); });
   std::vector<std::string> manifests = c.manifests;
-  const bool is_manifest = std::filesystem::exists(c.file);
+  const bool is_manifest =
+      std::filesystem::exists(warmup_manifest_path(c.file));
   if (is_manifest) manifests.insert(manifests.begin(), c.file);
   if (manifests.empty()) {
     throw CommandError(
@@ -321,6 +326,8 @@ int why(const CacheCommand& c) {
                                      fmt::join(manifests, ", "), c.file));
     }
   }
+  const std::string fallback =
+      cpu_fallback_note(*runtime, c.platform, c.targets, keys);
   std::size_t hits = 0;
   std::map<std::string, std::size_t> factors;  // factor -> keys it affects
   std::vector<MissExplanation> explained;
@@ -341,6 +348,7 @@ int why(const CacheCommand& c) {
     j["keys"] = keys.size();
     j["would_hit"] = hits;
     j["would_miss"] = misses;
+    j["cpu_fallback"] = fallback;
     j["factors"] = nlohmann::json::array();
     for (const auto& [name, n] : factors)
       j["factors"].push_back({{"name", name}, {"keys", n}});
@@ -363,6 +371,7 @@ int why(const CacheCommand& c) {
             ? std::string()
             : fmt::format("; nearest entries differ in {}", counted),
         c.settings.directory);
+    if (!fallback.empty()) std::cout << "note: " << fallback << "\n";
   }
   return misses > 0 ? kExitFailures : kExitOk;
 }
@@ -414,10 +423,12 @@ int cmd_cache(const std::vector<std::string>& args) {
   po::variables_map vm;
   int code = kExitOk;
   if (!parse(command, options, args, vm, &code)) return code;
-  if (std::find(kActions.begin(), kActions.end(), c.action) == kActions.end()) {
+  if (std::find(cache_actions().begin(), cache_actions().end(), c.action) ==
+      cache_actions().end()) {
     throw usage_error(fmt::format(
-        "unknown action '{}': use {}{}", c.action, fmt::join(kActions, ", "),
-        did_you_mean(closest_spellings(c.action, kActions))));
+        "unknown action '{}': use {}{}", c.action,
+        fmt::join(cache_actions(), ", "),
+        did_you_mean(closest_spellings(c.action, cache_actions()))));
   }
   if (!c.file.empty() && c.action != "import" && c.action != "why") {
     throw usage_error(fmt::format(
@@ -466,6 +477,10 @@ int cmd_cache(const std::vector<std::string>& args) {
     }
     return kExitOk;
   }
+  // Like every cache action, an import makes no directory: a mistyped
+  // --cache-dir would otherwise be filled unseen (the library's
+  // import_cache_bundle makes one, as a runtime does).
+  (void)in_cache(c, [&] { return cache_directory_stats(cache_options); });
   print_bundle(import_cache_bundle(c.file, cache_options), true, c.json);
   return kExitOk;
 }

@@ -38,13 +38,15 @@ std::vector<ArgumentTable> load_tables(
       // The whole manifest is checked as a warmup reads it, so that tune
       // and warmup agree on what a valid manifest is.
       (void)load_requests({path});
+      const std::string file_path = warmup_manifest_path(path);
       const detail::FileContents file = detail::read_bounded_file(
-          path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
+          file_path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
       if (!file.ok()) {
         throw CommandError(kExitBadInput, fmt::format("cannot read {}: it {}",
                                                       path, file.why));
       }
-      for (ArgumentTable& t : conformance::read_tune_tables(file.bytes, path)) {
+      for (ArgumentTable& t :
+           conformance::read_tune_tables(file.bytes, file_path)) {
         tables.push_back(std::move(t));
       }
     }
@@ -181,6 +183,7 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
   const LaunchOptions where{platform, c.device, nullptr};
   std::size_t tuned = 0, untunable = 0, failed = 0;
   nlohmann::json results = nlohmann::json::array();
+  const CacheStats stats_before = runtime.cache_stats();
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const ArgumentTable& table = tables[i];
     const KernelSchema& schema = runtime.schema(table.kernel);
@@ -233,7 +236,9 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
     }
     results.push_back(std::move(entry));
   }
-  const Persistence kept = persistence_of(runtime.cache_settings());
+  const Persistence kept = persistence_of(
+      runtime.cache_settings(),
+      remote_outcome(stats_before, runtime.cache_stats(), tuned > 0));
   if (c.json) {
     std::cout << nlohmann::json{{"device_kind", kind},
                                 {"platform", platform},
@@ -254,12 +259,8 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
                                fmt::join(kept.kept_in, " and "));
     }
   }
-  if (!kept.note.empty()) {
-    std::cerr << "jitwarm tune: " << (kept.failed ? "warning: " : "")
-              << kept.note << "\n";
-  }
-  if (failed > 0) return kExitFailures;
-  return kept.failed && tuned > 0 ? kExitEnvironment : kExitOk;
+  const int kept_code = report_persistence("tune", kept, tuned > 0);
+  return failed > 0 ? kExitFailures : kept_code;
 }
 
 // --show: the stored result of each table's key, compiling and launching

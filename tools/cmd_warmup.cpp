@@ -70,11 +70,13 @@ class Progress {
 };
 
 // --dry-run: the keys warmup would compile, compiling nothing.
-void print_plan(const std::vector<CompileKey>& keys, bool json) {
+void print_plan(const std::vector<CompileKey>& keys,
+                const std::string& fallback, bool json) {
   if (json) {
     nlohmann::json j;
     j["dry_run"] = true;
     j["keys"] = keys.size();
+    j["cpu_fallback"] = fallback;
     j["plan"] = nlohmann::json::array();
     for (const CompileKey& key : keys) {
       j["plan"].push_back({{"key", key.text()},
@@ -89,6 +91,7 @@ void print_plan(const std::vector<CompileKey>& keys, bool json) {
   for (const CompileKey& key : keys) std::cout << key.text() << "\n";
   std::cout << fmt::format(
       "{} keys would be compiled (dry run: nothing compiled)\n", keys.size());
+  if (!fallback.empty()) std::cout << "note: " << fallback << "\n";
 }
 
 // A target no compiler supports fails every key alike, at once (nothing
@@ -131,9 +134,9 @@ void print_failure(const WarmupKeyResult& k) {
 
 void print_result(const std::vector<CompileKey>& keys,
                   const WarmupResult& result, const CacheSettings& cache,
-                  const Shard& shard, bool json) {
+                  const Shard& shard, const std::string& fallback, bool json) {
   const std::vector<TargetTally> targets = tally_by_target(keys, result);
-  const Persistence kept = persistence_of(cache);
+  const Persistence kept = persistence_of(cache, remote_outcome(result));
   if (json) {
     nlohmann::json j;
     j["keys"] = result.keys.size();
@@ -144,7 +147,10 @@ void print_result(const std::vector<CompileKey>& keys,
     j["cache_dir"] = cache.directory;
     j["remote_cache"] = cache.remote_display;
     j["saved_to"] = kept.kept_in;
+    j["remote_answered"] = result.remote_answered;
+    j["remote_failed"] = result.remote_failed;
     j["shard"] = shard.text();
+    j["cpu_fallback"] = fallback;
     j["targets"] = nlohmann::json::array();
     for (const TargetTally& t : targets) {
       j["targets"].push_back({{"target", t.target},
@@ -175,11 +181,14 @@ void print_result(const std::vector<CompileKey>& keys,
           t.keys, t.compiled, t.cached, t.failed);
     }
   }
+  // One target is named here; several have a line each above.
   std::cout << fmt::format(
-      "{} keys{}: {} compiled, {} already cached, {} failed in {:.2f} s\n",
+      "{} keys{}{}: {} compiled, {} already cached, {} failed in {:.2f} s\n",
       result.keys.size(),
+      targets.size() == 1 ? " for " + targets.front().target : "",
       shard.count > 1 ? fmt::format(" (shard {})", shard.text()) : "",
       result.compiled, result.cached, result.failed, result.seconds);
+  if (!fallback.empty()) std::cout << "note: " << fallback << "\n";
   if (!kept.kept_in.empty()) {
     std::cout << fmt::format(
         "saved in {}{}\n", fmt::join(kept.kept_in, " and "),
@@ -204,7 +213,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
   plugins.add_to(options);
   options.add_options()("manifest,m",
                         po::value(&manifests)->required()->composing(),
-                        "warmup manifest (TOML); repeatable")(
+                        "warmup manifest (TOML), or the name of one installed "
+                        "with jitwarm (kernel-set); repeatable")(
       "platform,p", po::value(&platform),
       "platform to warm (default: the target's, else the "
       "manifest's, else the first that can launch)")(
@@ -247,9 +257,11 @@ int cmd_warmup(const std::vector<std::string>& args) {
   int code = kExitOk;
   if (!parse(CommandLine{"warmup",
                          "--manifest FILE [--platform P] [--target T]... "
-                         "[--device-kind K]... [--shard I/N] [--cache-dir D] "
-                         "[--remote-cache URL] "
-                         "[--jobs N] [--dry-run] [--json]",
+                         "[--device-kind K]... [--shard I/N] "
+                         "[--cache-dir D | --no-cache-dir] "
+                         "[--remote-cache URL | --no-remote-cache] "
+                         "[--jobs N] [--parallel processes|threads] "
+                         "[--batch N] [--dry-run] [--json] [--quiet]",
                          "",
                          {}},
              options, args, vm, &code)) {
@@ -278,8 +290,10 @@ int cmd_warmup(const std::vector<std::string>& args) {
   if (batch.value != 0) warmup_options.batch_size = batch.value;
   const std::vector<CompileKey> keys = plan_for_targets(
       *runtime, requests, platform, expanded, shard, device_kinds);
+  const std::string fallback =
+      cpu_fallback_note(*runtime, platform, expanded, keys);
   if (dry_run) {
-    print_plan(keys, json);
+    print_plan(keys, fallback, json);
     return kExitOk;
   }
 
@@ -308,18 +322,16 @@ int cmd_warmup(const std::vector<std::string>& args) {
     if (!other_keys.empty()) {
       others.count_outcomes();
       others.seconds = result.seconds;
-      print_result(other_keys, others, runtime->cache_settings(), shard, json);
+      print_result(other_keys, others, runtime->cache_settings(), shard,
+                   fallback, json);
     }
     return kExitEnvironment;
   }
-  print_result(keys, result, runtime->cache_settings(), shard, json);
-  const Persistence kept = persistence_of(runtime->cache_settings());
-  if (!kept.note.empty()) {
-    std::cerr << "jitwarm warmup: " << (kept.failed ? "warning: " : "")
-              << kept.note << "\n";
-  }
-  if (result.failed > 0) return kExitFailures;
-  return kept.failed && result.compiled > 0 ? kExitEnvironment : kExitOk;
+  print_result(keys, result, runtime->cache_settings(), shard, fallback, json);
+  const Persistence kept =
+      persistence_of(runtime->cache_settings(), remote_outcome(result));
+  const int kept_code = report_persistence("warmup", kept, result.compiled > 0);
+  return result.failed > 0 ? kExitFailures : kept_code;
 }
 
 }  // namespace jitwarm::cli

@@ -1,5 +1,8 @@
 // jitwarm — the command-line tool: load plugins, inspect kernels, warm
 // manifests ahead of time, manage the persistent cache, run conformance.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <iostream>
 #include <map>
 
@@ -15,8 +18,8 @@ int run_conformance(const std::vector<std::string>& args) {
   return jitwarm::tools::run_conformance_command(args);
 }
 
-const std::map<std::string, std::pair<Command, const char*>>& commands() {
-  static const std::map<std::string, std::pair<Command, const char*>> table = {
+const std::map<std::string, std::pair<Command, std::string>>& commands() {
+  static const std::map<std::string, std::pair<Command, std::string>> table = {
       {"plugins",
        {jitwarm::cli::cmd_plugins,
         "the plugin load report: loaded and rejected, and why"}},
@@ -30,8 +33,8 @@ const std::map<std::string, std::pair<Command, const char*>>& commands() {
         "compile a manifest's keys, compile-only, into the cache"}},
       {"cache",
        {jitwarm::cli::cmd_cache,
-        "persistent cache: stats, list, verify, prune, clear, export, "
-        "import"}},
+        fmt::format("persistent cache: {}",
+                    fmt::join(jitwarm::cli::cache_actions(), ", "))}},
       {"conformance",
        {run_conformance, "test backends against the CPU reference"}},
       {"tune",

@@ -36,23 +36,11 @@ void check_kernel_filter(std::string_view filter,
 }
 
 std::string expand_target(std::string_view typed) {
-  const auto shorthand = [&](std::string_view prefix) {
-    return typed.starts_with(prefix) && typed.size() > prefix.size();
-  };
-  if (shorthand("sm_") || shorthand("compute_")) {
-    return "cuda:" + std::string(typed);
+  try {
+    return parse_target(typed);
+  } catch (const Error& e) {
+    throw usage_error(e.what());  // a word the command line got wrong
   }
-  if (shorthand("gfx")) return "hip:" + std::string(typed);
-  const auto colon = typed.find(':');
-  if (colon != std::string_view::npos && colon > 0 &&
-      colon + 1 < typed.size()) {
-    return std::string(typed);
-  }
-  throw usage_error(fmt::format(
-      "unknown target '{}': give PLATFORM:ARCH (cuda:sm_90, hip:gfx942, "
-      "cpu:x86_64) or the shorthand sm_NN / compute_NN (CUDA) or gfxNNN "
-      "(HIP)",
-      typed));
 }
 
 }  // namespace jitwarm::cli

@@ -27,11 +27,9 @@ using jitwarm::short_kernel_name;
 void check_kernel_filter(std::string_view filter,
                          const std::vector<std::string>& kernels);
 
-// A target as PLATFORM:ARCH. The shorthand is expanded: sm_NN and
-// compute_NN are CUDA ("cuda:sm_90"), gfxNNN (with AMD feature suffixes)
-// is HIP ("hip:gfx942"). A text with a platform is returned as it is; the
-// platform's plugin decides whether it knows the arch. Throws
-// CommandError(kExitUsage) for anything else, naming the accepted forms.
+// A target as PLATFORM:ARCH, read by the core's parse_target (so the
+// command and the Python package take the same shorthand). Throws
+// CommandError(kExitUsage) for what it refuses, with its message.
 std::string expand_target(std::string_view typed);
 
 }  // namespace jitwarm::cli

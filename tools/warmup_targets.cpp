@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -82,6 +84,24 @@ std::vector<CompileKey> plan_for_targets(
   return warmup_shard(plan, shard.index, shard.count);
 }
 
+std::string cpu_fallback_note(const Runtime& runtime,
+                              const std::string& platform,
+                              const std::vector<std::string>& targets,
+                              const std::vector<CompileKey>& keys) {
+  if (!platform.empty() || !targets.empty()) return "";
+  const auto cpu_key = std::find_if(keys.begin(), keys.end(), [](auto& key) {
+    return key.target().starts_with("cpu:");
+  });
+  if (cpu_key == keys.end()) return "";
+  const std::string reason = runtime.cpu_fallback_reason();
+  if (reason.empty()) return "";
+  return fmt::format(
+      "{} is the CPU reference, warmed because no --platform or --target was "
+      "given and {}; --target sm_90 (or gfx942) warms for a GPU, --platform "
+      "cpu says the CPU is meant",
+      cpu_key->target(), reason);
+}
+
 std::vector<TargetTally> tally_by_target(const std::vector<CompileKey>& keys,
                                          const WarmupResult& result) {
   std::vector<TargetTally> tallies;
@@ -104,26 +124,81 @@ std::vector<TargetTally> tally_by_target(const std::vector<CompileKey>& keys,
   return tallies;
 }
 
-Persistence persistence_of(const CacheSettings& settings) {
+RemoteOutcome remote_outcome(const WarmupResult& result) {
+  return {result.remote_answered, result.remote_failed, !result.keys.empty()};
+}
+
+RemoteOutcome remote_outcome(const CacheStats& before, const CacheStats& after,
+                             bool worked) {
+  return {after.remote_answered() - before.remote_answered(),
+          after.remote_errors - before.remote_errors, worked};
+}
+
+Persistence persistence_of(const CacheSettings& settings,
+                           const RemoteOutcome& remote) {
   Persistence p;
   if (!settings.directory.empty() && settings.problem.empty())
     p.kept_in.push_back(settings.directory);
-  if (!settings.remote.empty()) p.kept_in.push_back(settings.remote_display);
-  if (!p.kept_in.empty()) return p;
-  const bool asked =
+  std::string remote_problem;  // why the remote tier kept nothing
+  if (!settings.remote.empty()) {
+    const uint64_t operations = remote.answered + remote.failed;
+    if (remote.failed > 0 && remote.answered == 0) {
+      p.remote_failed = true;
+      remote_problem = fmt::format(
+          "nothing reached the remote cache {}: it answered none of {} "
+          "operations",
+          settings.remote_display, operations);
+    } else if (remote.failed > 0) {
+      p.remote_failed = true;
+      p.kept_in.push_back(settings.remote_display);
+      p.notes.push_back(
+          {fmt::format("the remote cache {} did not answer {} "
+                       "of {} operations: some keys may be "
+                       "missing from it",
+                       settings.remote_display, remote.failed, operations),
+           true});
+    } else if (remote.answered > 0) {
+      p.kept_in.push_back(settings.remote_display);
+    } else if (remote.worked) {
+      p.notes.push_back({fmt::format("the remote cache {} was not needed "
+                                     "(every key was found nearer), so "
+                                     "nothing was written to it",
+                                     settings.remote_display),
+                         false});
+    }
+  }
+  if (!p.kept_in.empty()) {
+    if (!remote_problem.empty()) p.notes.push_back({remote_problem, true});
+    return p;
+  }
+  const bool none_asked =
       settings.directory_source == CacheDirSource::disabled_by_option ||
       settings.directory_source == CacheDirSource::disabled_by_environment;
-  p.failed = !asked;
-  if (!settings.problem.empty()) {
-    p.note = fmt::format("nothing was saved: {} ({})", settings.problem,
-                         to_string(settings.directory_source));
-  } else {
-    p.note = fmt::format(
-        "nothing was saved: no persistent cache ({}); the compiled keys end "
-        "with this command",
-        to_string(settings.directory_source));
-  }
+  p.directory_failed = !none_asked;
+  const std::string directory =
+      settings.problem.empty()
+          ? fmt::format(
+                "no persistent cache ({}); the compiled keys end "
+                "with this command",
+                to_string(settings.directory_source))
+          : fmt::format("{} ({})", settings.problem,
+                        to_string(settings.directory_source));
+  p.notes.push_back(
+      {fmt::format("nothing was saved: {}{}",
+                   remote_problem.empty() ? "" : remote_problem + "; ",
+                   directory),
+       p.directory_failed || p.remote_failed});
   return p;
+}
+
+int report_persistence(const std::string& command, const Persistence& kept,
+                       bool made) {
+  for (const Persistence::Note& note : kept.notes) {
+    std::cerr << "jitwarm " << command << ": "
+              << (note.warning ? "warning: " : "") << note.text << "\n";
+  }
+  const bool lost = kept.remote_failed || (kept.directory_failed && made);
+  return lost ? kExitEnvironment : kExitOk;
 }
 
 }  // namespace jitwarm::cli

@@ -40,6 +40,15 @@ std::vector<CompileKey> plan_for_targets(
     const std::string& platform, const std::vector<std::string>& targets,
     const Shard& shard, const std::vector<std::string>& device_kinds = {});
 
+// What a plan for the default platform says when that is the CPU
+// reference although a GPU platform is loaded (Runtime::cpu_fallback_reason):
+// a sentence for the summary, or "" (a platform or target was given, or
+// no key is for the CPU).
+std::string cpu_fallback_note(const Runtime& runtime,
+                              const std::string& platform,
+                              const std::vector<std::string>& targets,
+                              const std::vector<CompileKey>& keys);
+
 struct TargetTally {
   std::string target;
   std::size_t keys = 0, compiled = 0, cached = 0, failed = 0;
@@ -49,12 +58,39 @@ struct TargetTally {
 std::vector<TargetTally> tally_by_target(const std::vector<CompileKey>& keys,
                                          const WarmupResult& result);
 
-// Where compiled artifacts were kept, and what to say when that is nowhere.
+// Where a warmup's artifacts were kept, and what to say of a tier that did
+// not keep them. The remote tier kept them when it answered and failed
+// nothing (WarmupResult::remote_answered, remote_failed); one that failed
+// is a warning, and exit 4 (a CI shard must not go green while the
+// fleet's cache stays empty).
 struct Persistence {
+  struct Note {
+    std::string text;
+    bool warning = false;  // something asked for was not kept
+  };
   std::vector<std::string> kept_in;  // a directory, a remote URL
-  std::string note;                  // empty when kept somewhere
-  bool failed = false;  // not kept, and not because the user said so
+  std::vector<Note> notes;           // empty: all is well
+  // Compiled keys were not kept, and not because the user said so.
+  bool directory_failed = false;
+  bool remote_failed = false;  // the remote tier failed what it was asked
 };
-Persistence persistence_of(const CacheSettings& settings);
+// What the remote tier answered and did not for a command, and whether the
+// command had anything for it (keys warmed, configs tuned).
+struct RemoteOutcome {
+  uint64_t answered = 0;
+  uint64_t failed = 0;
+  bool worked = false;
+};
+RemoteOutcome remote_outcome(const WarmupResult& result);
+// Between two reads of a runtime's counters (Runtime::cache_stats).
+RemoteOutcome remote_outcome(const CacheStats& before, const CacheStats& after,
+                             bool worked);
+Persistence persistence_of(const CacheSettings& settings,
+                           const RemoteOutcome& remote);
+// Prints each note on stderr ("jitwarm COMMAND: warning: ...") and returns
+// the exit code they give: kExitEnvironment when the remote tier failed,
+// or when nothing kept what was `made` (compiled, tuned), else kExitOk.
+int report_persistence(const std::string& command, const Persistence& kept,
+                       bool made);
 
 }  // namespace jitwarm::cli

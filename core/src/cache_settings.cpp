@@ -74,12 +74,15 @@ void resolve_directory(const RuntimeOptions& options, CacheSettings& s) {
 }
 
 void resolve_remote(const RuntimeOptions& options, CacheSettings& s) {
+  const bool keywords =
+      options.option_names == RuntimeOptions::OptionNames::keywords;
   std::string url;
   if (options.no_remote_cache) {
-    s.remote_source = "disabled (--no-remote-cache)";
+    s.remote_source = keywords ? "disabled (no_remote_cache=True)"
+                               : "disabled (--no-remote-cache)";
   } else if (!options.remote_cache.empty()) {
     url = options.remote_cache;
-    s.remote_source = "--remote-cache";
+    s.remote_source = keywords ? "remote_cache" : "--remote-cache";
   } else if (auto v = variable("JITWARM_REMOTE_CACHE")) {
     url = *v;
     s.remote_source = "JITWARM_REMOTE_CACHE";

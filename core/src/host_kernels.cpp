@@ -81,9 +81,18 @@ std::vector<uint64_t> register_host_kernels(
            "host",
            o.kernel_name);
     }
+    // A full or a short name, as every API that names a kernel takes it.
+    if (o.impl && o.impl->kernel_name != nullptr) {
+      o.kernel_name = o.impl->kernel_name;
+    }
+    try {
+      o.kernel_name = registry.resolve(o.kernel_name)->name;
+    } catch (const Error& e) {
+      fail(e.status(), "register_kernels: {}", e.what());
+    }
     if (o.impl) {
       jw_kernel_impl c = *o.impl;
-      if (c.kernel_name == nullptr) c.kernel_name = o.kernel_name.c_str();
+      c.kernel_name = o.kernel_name.c_str();
       records.push_back(ImplRecord::from_c(c, full_origin, nullptr));
     } else {
       if (!o.host->launch) {

@@ -16,7 +16,11 @@
 //   [[kernel.exclude]]                    # combinations to skip
 //   H = 1
 //   x = "float16"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "bounded_file.hpp"
 #include "errors.hpp"
@@ -25,6 +29,7 @@
 namespace jitwarm {
 namespace {
 
+namespace fs = std::filesystem;
 using detail::fail;
 
 [[noreturn]] void bad(const std::string& source, const toml::node& node,
@@ -350,12 +355,59 @@ WarmupManifest parse_warmup_manifest(std::string_view toml_text,
   return manifest;
 }
 
+namespace {
+
+// The installed manifests, by the names a command line takes ("kernel-set").
+std::vector<std::string> installed_manifest_names() {
+  std::vector<std::string> names;
+  std::error_code error;
+  const fs::path directory = fs::path(installed_data_directory()) / "manifests";
+  for (const auto& entry : fs::directory_iterator(directory, error)) {
+    if (entry.path().extension() == ".toml")
+      names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// What to add to "cannot read manifest NAME": the installed manifest meant.
+std::string installed_manifest_hint(const std::string& path) {
+  if (path.find('/') != std::string::npos) return "";
+  const std::vector<std::string> names = installed_manifest_names();
+  if (names.empty()) return "";
+  return fmt::format(
+      "{} (installed manifests, in {}/manifests: {})",
+      did_you_mean(closest_spellings(fs::path(path).stem().string(), names)),
+      installed_data_directory(), fmt::join(names, ", "));
+}
+
+}  // namespace
+
+std::string warmup_manifest_path(const std::string& path) {
+  std::error_code error;
+  if (path.empty() || fs::path(path).is_absolute() || fs::exists(path, error))
+    return path;
+  const fs::path data = installed_data_directory();
+  std::vector<fs::path> candidates = {data / path};
+  if (path.find('/') == std::string::npos) {
+    candidates.push_back(data / "manifests" / path);
+    candidates.push_back(data / "manifests" / (path + ".toml"));
+  }
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+  }
+  return path;
+}
+
 WarmupManifest load_warmup_manifest(const std::string& path) {
+  const std::string file_path = warmup_manifest_path(path);
   const detail::FileContents file = detail::read_bounded_file(
-      path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
-  if (!file.ok())
-    fail(JW_ERROR_IO, "cannot read manifest {}: it {}", path, file.why);
-  return parse_warmup_manifest(file.bytes, path);
+      file_path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
+  if (!file.ok()) {
+    fail(JW_ERROR_IO, "cannot read manifest {}: it {}{}", path, file.why,
+         file_path == path ? installed_manifest_hint(path) : "");
+  }
+  return parse_warmup_manifest(file.bytes, file_path);
 }
 
 std::string manifest_entry_for_key(const KernelSchema& schema,

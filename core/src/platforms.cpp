@@ -1,5 +1,8 @@
 #include "platforms.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "errors.hpp"
@@ -131,6 +134,19 @@ std::string_view Platforms::default_platform() {
   for (const auto& r : records) names += (names.empty() ? "" : ", ") + r->name;
   fail(JW_ERROR_NO_DEVICE, "no loaded platform can launch (platforms: {})",
        names.empty() ? std::string("none; load plugins first") : names);
+}
+
+std::string Platforms::cpu_fallback_reason() {
+  if (default_platform() != "cpu") return "";
+  // Named only: their details (libraries found, the driver missing) are
+  // the load report's.
+  std::vector<std::string> idle;
+  for (const auto& r : *current_.load(std::memory_order_acquire)) {
+    if (r->name != "cpu" && r->info().can_compile) idle.push_back(r->name);
+  }
+  if (idle.empty()) return "";
+  return fmt::format("{} {} no device here", fmt::join(idle, " and "),
+                     idle.size() == 1 ? "has" : "have");
 }
 
 const std::string& Platforms::target_for(std::string_view platform,

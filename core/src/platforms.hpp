@@ -73,6 +73,10 @@ class Platforms {
   // Throws JW_ERROR_NO_DEVICE naming the loaded platforms when none can
   // launch.
   std::string_view default_platform();
+  // Why default_platform() is cpu, the CPU reference, although a platform
+  // that compiles for a GPU is loaded ("cuda has no device here"), or ""
+  // when it is not so.
+  std::string cpu_fallback_reason();
   // Throws JW_ERROR_NOT_FOUND for an unknown platform.
   const std::string& target_for(std::string_view platform, int32_t device);
   // PlatformRecord::device_kind; throws as target_for does.

@@ -518,6 +518,27 @@ std::shared_ptr<KernelSlot> Registry::slot(std::string_view name) const {
   return it->second.slot;
 }
 
+std::shared_ptr<KernelSlot> Registry::resolve(std::string_view typed) const {
+  if (auto exact = slot(typed)) return exact;
+  // Slots are never removed (I3): the name resolved has one.
+  return slot(resolve_kernel_name(typed, kernel_names()));
+}
+
+std::shared_ptr<KernelSlot> Registry::slot_of_key(const CompileKey& key,
+                                                  std::string_view what) const {
+  if (auto exact = slot(key.kernel_name())) return exact;
+  std::string full_name;
+  try {
+    full_name = resolve(key.kernel_name())->name;
+  } catch (const Error& e) {
+    fail(e.status(), "{}: key {}: {}", what, key.text(), e.what());
+  }
+  fail(JW_ERROR_INVALID_ARGUMENT,
+       "{}: key {} names its kernel '{}' by its short name; a key holds the "
+       "full name '{}'",
+       what, key.text(), key.kernel_name(), full_name);
+}
+
 std::vector<std::string> Registry::kernel_names() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> names;

@@ -202,6 +202,17 @@ class Registry {
                            const std::string& origin) const;
 
   std::shared_ptr<KernelSlot> slot(std::string_view name) const;  // or null
+  // The slot of the kernel `typed` names, for every place a host names a
+  // kernel (launch, schema, explain, overrides, warmup requests): its full
+  // name, or a short name that one kernel has. Throws what
+  // resolve_kernel_name throws (the closest names, or the kernels an
+  // ambiguous short name fits).
+  std::shared_ptr<KernelSlot> resolve(std::string_view typed) const;
+  // The slot of a key's kernel. A key holds its kernel's full name (it is
+  // part of the key's identity): a short one is an error naming the full
+  // name. Errors start with `what` ("warmup").
+  std::shared_ptr<KernelSlot> slot_of_key(const CompileKey& key,
+                                          std::string_view what) const;
   // Hold one while using a state loaded from a slot (I2).
   StateReaders::Guard read_guard() const { return readers_.enter(); }
   // After a read: frees the retired states whose grace period has ended,

@@ -176,13 +176,7 @@ std::vector<PluginLoadRecord> Runtime::load_history() const {
 }
 
 KernelHandle Runtime::kernel(std::string_view name) const {
-  auto slot = impl_->registry().slot(name);
-  if (!slot) {
-    // A short name ("rms_norm") that one kernel has, as the command takes.
-    slot = impl_->registry().slot(
-        resolve_kernel_name(name, impl_->registry().kernel_names()));
-  }
-  return KernelHandle(impl_, std::move(slot));
+  return KernelHandle(impl_, impl_->registry().resolve(name));
 }
 
 std::vector<std::string> Runtime::kernel_names() const {
@@ -195,13 +189,17 @@ const KernelSchema& Runtime::schema(std::string_view name) const {
 
 std::vector<ImplementationInfo> Runtime::implementations(
     std::string_view name) const {
-  return impl_->registry().implementations(name);
+  // Implementations waiting for their schema are found by the full name
+  // they gave; the kernels defined, by any name resolve() takes.
+  std::vector<ImplementationInfo> found =
+      impl_->registry().implementations(name);
+  if (!found.empty()) return found;
+  return impl_->registry().implementations(
+      impl_->registry().resolve(name)->name);
 }
 
 KernelExplanation Runtime::explain(std::string_view name) const {
-  if (impl_->registry().slot(name)) return impl_->registry().explain(name);
-  return impl_->registry().explain(
-      resolve_kernel_name(name, impl_->registry().kernel_names()));
+  return impl_->registry().explain(impl_->registry().resolve(name)->name);
 }
 
 std::vector<PlatformInfo> Runtime::platforms() const {
@@ -212,6 +210,10 @@ std::vector<PlatformInfo> Runtime::platforms() const {
 
 std::string Runtime::default_platform() const {
   return std::string(impl_->platforms().default_platform());
+}
+
+std::string Runtime::cpu_fallback_reason() const {
+  return impl_->platforms().cpu_fallback_reason();
 }
 
 std::string Runtime::target_for(std::string_view platform,
@@ -324,11 +326,7 @@ template <typename Ask>
 auto ask_key_impl(detail::RuntimeImpl& runtime, const CompileKey& key,
                   std::string_view what, Ask&& ask) {
   const std::string platform = key.target().substr(0, key.target().find(':'));
-  const auto slot = runtime.registry().slot(key.kernel_name());
-  if (!slot) {
-    detail::fail(JW_ERROR_NOT_FOUND, "{}: unknown kernel '{}'", what,
-                 key.kernel_name());
-  }
+  const auto slot = runtime.registry().slot_of_key(key, what);
   auto answer = [&] {
     const auto reading = runtime.registry().read_guard();
     const detail::KernelState* state =

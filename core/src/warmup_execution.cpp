@@ -3,6 +3,8 @@
 // in this process's threads or in worker processes (warmup_processes.cpp),
 // unit by unit as warmup_schedule.hpp deals them. Expansion of requests
 // into keys is warmup.cpp's.
+#include <fmt/format.h>
+
 #include <jitwarm/jitwarm.hpp>
 
 #include <algorithm>
@@ -19,6 +21,14 @@
 
 namespace jitwarm::detail {
 
+RemoteUse RemoteUse::of(const CacheStats& stats) {
+  return {stats.remote_answered(), stats.remote_errors};
+}
+
+RemoteUse RemoteUse::since(const RemoteUse& earlier) const {
+  return {answered - earlier.answered, failed - earlier.failed};
+}
+
 WarmupExecution::WarmupExecution(Registry& registry, Platforms& platforms,
                                  RuntimeCaches& caches,
                                  CompileService& compiler,
@@ -34,19 +44,28 @@ std::vector<WarmupWork> WarmupExecution::plan(
     const std::vector<WarmupRequest>& requests, const WarmupOptions& options) {
   std::vector<WarmupWork> work;
   std::set<std::string> seen;
+  // What a person typed (sm_90) as every host reads it.
+  const std::string asked_target =
+      options.target.empty() ? std::string() : parse_target(options.target);
+  bool fallback_said = false;
   for (const WarmupRequest& request : requests) {
     // An explicit platform (or target) from the caller wins over the
     // manifest's, so one manifest can warm several platforms.
     std::string platform = options.platform;
-    if (platform.empty() && !options.target.empty()) {
-      platform = options.target.substr(0, options.target.find(':'));
+    if (platform.empty() && !asked_target.empty()) {
+      platform = asked_target.substr(0, asked_target.find(':'));
+    }
+    if (platform.empty() && !request.platform.empty()) {
+      platform = request.platform;
     }
     if (platform.empty()) {
-      platform = !request.platform.empty()
-                     ? request.platform
-                     : std::string(platforms_.default_platform());
+      platform = std::string(platforms_.default_platform());
+      if (!fallback_said) {
+        fallback_said = true;
+        warn_of_cpu_fallback();
+      }
     }
-    std::string target = options.target;
+    std::string target = asked_target;
     std::string device_kind = options.device_kind;
     if (target.empty()) {
       try {
@@ -67,10 +86,15 @@ std::vector<WarmupWork> WarmupExecution::plan(
            "warmup target '{}' is not a {} target ('{}:...')", target, platform,
            platform);
     }
-    auto slot = registry_.slot(request.kernel_name);
-    if (!slot)
-      fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'",
-           request.kernel_name);
+    std::shared_ptr<KernelSlot> slot;
+    try {
+      slot = registry_.resolve(request.kernel_name);
+    } catch (const Error& e) {
+      // A manifest's request names its file and line, like a parse error.
+      fail(e.status(), "{}: {}",
+           request.origin.empty() ? std::string("warmup") : request.origin,
+           e.what());
+    }
     const auto reading = registry_.read_guard();  // registry_.hpp I2
     const KernelState* state = slot->state.load(std::memory_order_acquire);
     const KernelState::Platform* entry = state->find(platform);
@@ -78,7 +102,7 @@ std::vector<WarmupWork> WarmupExecution::plan(
       fail(JW_ERROR_NOT_FOUND,
            "warmup: {} has no implementation for platform {} (implemented on: "
            "{})",
-           request.kernel_name, platform, state->platform_list());
+           slot->name, platform, state->platform_list());
     }
     const std::shared_ptr<ImplRecord>& impl = entry->stack.front();
     for (CompileKey& key : enumerate_warmup_keys(*state->schema, request,
@@ -93,6 +117,18 @@ std::vector<WarmupWork> WarmupExecution::plan(
     }
   }
   return work;
+}
+
+void WarmupExecution::warn_of_cpu_fallback() {
+  const std::string reason = platforms_.cpu_fallback_reason();
+  if (reason.empty()) return;
+  logger_.log(
+      JW_LOG_WARNING,
+      fmt::format("warmup: no platform or target given: warming cpu, the CPU "
+                  "reference, since {}; give a target (cuda:sm_90, sm_90, "
+                  "gfx942) to warm for a GPU without one, or the platform cpu "
+                  "to warm the CPU reference without this warning",
+                  reason));
 }
 
 WarmupResult WarmupExecution::warm(const std::vector<WarmupRequest>& requests,
@@ -113,10 +149,8 @@ WarmupResult WarmupExecution::warm_keys(const std::vector<CompileKey>& keys,
   for (const CompileKey& key : keys) {
     const auto colon = key.target().find(':');
     const std::string platform = key.target().substr(0, colon);
-    auto slot = registry_.slot(key.kernel_name());
-    if (!slot)
-      fail(JW_ERROR_NOT_FOUND, "warmup: unknown kernel '{}'",
-           key.kernel_name());
+    const std::shared_ptr<KernelSlot> slot =
+        registry_.slot_of_key(key, "warmup");
     const auto reading = registry_.read_guard();  // registry_.hpp I2
     const KernelState* state = slot->state.load(std::memory_order_acquire);
     const KernelState::Platform* entry = state->find(platform);
@@ -256,6 +290,8 @@ void WarmupExecution::warm_unit(
 WarmupResult WarmupExecution::compile_all(const std::vector<WarmupWork>& work,
                                           const WarmupOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  const RemoteUse remote_before = RemoteUse::of(caches_.cache().stats());
+  RemoteUse workers_remote;  // what the workers' remote tier did
   WarmupResult result;
   result.keys.resize(work.size());
   std::vector<WarmupSchedule::Group> groups =
@@ -321,7 +357,8 @@ WarmupResult WarmupExecution::compile_all(const std::vector<WarmupWork>& work,
         std::move(in_workers),
         std::min<unsigned>(jobs, static_cast<unsigned>(worker_keys)));
     if (worker_keys > 1) {
-      warm_in_processes(work, worker_schedule, result.keys, report);
+      warm_in_processes(work, worker_schedule, result.keys, report,
+                        workers_remote);
     } else {
       warm_here(worker_schedule);
     }
@@ -330,6 +367,10 @@ WarmupResult WarmupExecution::compile_all(const std::vector<WarmupWork>& work,
     warm_here(schedule);
   }
   result.count_outcomes();
+  const RemoteUse in_this_process =
+      RemoteUse::of(caches_.cache().stats()).since(remote_before);
+  result.remote_answered = in_this_process.answered + workers_remote.answered;
+  result.remote_failed = in_this_process.failed + workers_remote.failed;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -42,6 +42,16 @@ struct WarmupWork {
   CompileKey key;
 };
 
+// What the remote tier answered and did not (WarmupResult::remote_answered
+// and remote_failed) by a cache's counters: a warmup's share is the
+// difference of two reads, summed over its worker processes.
+struct RemoteUse {
+  uint64_t answered = 0;
+  uint64_t failed = 0;
+  static RemoteUse of(const CacheStats& stats);
+  RemoteUse since(const RemoteUse& earlier) const;
+};
+
 class WarmupExecution {
  public:
   // `logger` is not const: a forked worker replaces its sink.
@@ -70,17 +80,23 @@ class WarmupExecution {
                  std::span<const std::size_t> unit,
                  std::vector<WarmupKeyResult>& keys,
                  const std::function<void(std::size_t)>& report);
+  // A plan that took the default platform: one warning when that is the
+  // CPU reference although a GPU platform is loaded (a GPU-less build box
+  // would otherwise warm CPU keys unsaid).
+  void warn_of_cpu_fallback();
   // After a warmup that compiled keys: one warning when entries of the
   // cache differ from compiled keys in one setting only
   // (miss_explanation.hpp, NearMisses). Reads the cache; changes nothing.
   void warn_of_near_misses(const std::vector<WarmupWork>& work,
                            const WarmupResult& result) const;
   // What `schedule` deals, in as many worker processes as it deals for
-  // (warmup_processes.cpp).
+  // (warmup_processes.cpp). What the workers' remote tier answered is added
+  // to `remote`.
   void warm_in_processes(const std::vector<WarmupWork>& work,
                          WarmupSchedule& schedule,
                          std::vector<WarmupKeyResult>& keys,
-                         const std::function<void(std::size_t)>& report);
+                         const std::function<void(std::size_t)>& report,
+                         RemoteUse& remote);
 
   Registry& registry_;
   Platforms& platforms_;

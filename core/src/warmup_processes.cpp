@@ -8,7 +8,8 @@
 //   schedule deals them (warmup_schedule.hpp: by what their keys cost, as
 //   measured while the warmup goes).
 // * Each unit's result comes back as JSON, a record per key (compiled,
-//   failed, the error and its status), and progress moves as each arrives.
+//   failed, the error and its status) and what the worker's remote tier
+//   answered and did not, and progress moves as each arrives.
 // * Artifacts travel through a persistent store: the runtime's cache when
 //   it has one (every later run reads them too), else a private temporary
 //   directory, removed at the end. This process then takes every warmed
@@ -145,7 +146,7 @@ nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
 void WarmupExecution::warm_in_processes(
     const std::vector<WarmupWork>& work, WarmupSchedule& schedule,
     std::vector<WarmupKeyResult>& keys,
-    const std::function<void(std::size_t)>& report) {
+    const std::function<void(std::size_t)>& report, RemoteUse& remote) {
   std::optional<TemporaryDirectory> private_directory;
   std::shared_ptr<DiskCache> store = caches_.disk_cache();
   if (!store) {
@@ -166,12 +167,18 @@ void WarmupExecution::warm_in_processes(
       const std::span<const std::size_t> unit =
           schedule.keys(schedule.unit(item));
       std::vector<WarmupKeyResult> local(work.size());
+      const RemoteUse before = RemoteUse::of(caches_.cache().stats());
       warm_unit(work, unit, local, {});
+      const RemoteUse used =
+          RemoteUse::of(caches_.cache().stats()).since(before);
       nlohmann::json records = nlohmann::json::array();
       for (const std::size_t i : unit) {
         records.push_back(key_record(i, local[i]));
       }
-      return ItemOutcome{{{"keys", std::move(records)}}, false};
+      return ItemOutcome{{{"keys", std::move(records)},
+                          {"remote_answered", used.answered},
+                          {"remote_failed", used.failed}},
+                         false};
     };
   };
   IsolationOptions pool;
@@ -212,6 +219,8 @@ void WarmupExecution::warm_in_processes(
         r.error = record.at("error").get<std::string>();
         r.status = static_cast<jw_status>(record.at("status").get<int>());
       }
+      remote.answered += end.result.value("remote_answered", uint64_t{0});
+      remote.failed += end.result.value("remote_failed", uint64_t{0});
     }
     for (const std::size_t i : unit) {
       if (!answered) {

@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -232,36 +234,42 @@ class Runtime(_jitwarm.Runtime):
                manifest: Optional[PathLike] = None, toml: Optional[str] = None,
                platform: Optional[str] = None, target: Optional[str] = None,
                device_kind: Optional[str] = None, jobs: int = 1,
-               parallel: str = "threads", batch_size: Optional[int] = None,
+               parallel: str = "processes", batch_size: Optional[int] = None,
                progress: Optional[Callable[[int, int, str], None]] = None,
-               check: bool = True) -> WarmupResult:
+               quiet: bool = False, check: bool = True) -> WarmupResult:
         """Compile-only warmup into the cache the launch path reads, from
-        requests, a manifest file or TOML text (exactly one). platform/target:
-        what to warm for (default: the requests', else the default platform;
-        a target such as 'cuda:sm_90' warms without the device). device_kind:
-        warm the tuning winners stored for that kind of device, e.g. "NVIDIA
-        H200" (default: the device's when no target is given; docs/tuning.md).
-        jobs: compiles at once, in threads or (parallel="processes") in worker
-        processes forked from this one. batch_size: keys of one kernel and target
-        compiled together (1: one by one; None: what each plugin prefers for
-        the target, else 8). progress: called (done, total,
-        key_text) after each key, from worker threads when jobs > 1. check:
-        raise CompileError (with .result) when a key failed."""
+        requests, a manifest file or TOML text (exactly one; a manifest may
+        be the name of one installed with jitwarm, "kernel-set").
+        platform/target: what to warm for (default: the requests', else the
+        default platform; a target such as 'cuda:sm_90', or the shorthand
+        'sm_90' / 'gfx942', warms without the device). device_kind: warm the
+        tuning winners stored for that kind of device, e.g. "NVIDIA H200"
+        (default: the device's when no target is given; docs/tuning.md).
+        jobs: compiles at once, in worker processes forked from this one
+        (parallel="processes", as `jitwarm warmup`: NVRTC and hiprtc scale
+        better so) or in threads (parallel="threads": while other threads
+        use the runtime). batch_size: keys of one kernel and target compiled
+        together (1: one by one; None: what each plugin prefers for the
+        target, else 8). progress: called (done, total, key_text) after each
+        key; None: a progress bar on stderr when it is a terminal, as the
+        command shows, unless quiet=True. check: raise CompileError (with
+        .result) when a key failed."""
         result = self._warmup(requests, manifest, toml, platform, target, device_kind, jobs,
-                              parallel, batch_size, progress)
+                              parallel, batch_size, _progress_or_bar(progress, quiet))
         _check_warmup(result, check)
         return result
 
     def warmup_keys(self, keys: Sequence[CompileKey], *, device_kind: Optional[str] = None,
-                    jobs: int = 1, parallel: str = "threads",
+                    jobs: int = 1, parallel: str = "processes",
                     batch_size: Optional[int] = None,
                     progress: Optional[Callable[[int, int, str], None]] = None,
-                    check: bool = True) -> WarmupResult:
+                    quiet: bool = False, check: bool = True) -> WarmupResult:
         """Compile-only warmup of exact keys (from Kernel.key_for or a plan);
         a key of a tunable kernel is warmed in the winner stored for
-        device_kind, if given; jobs, parallel and batch_size as for warmup()."""
+        device_kind, if given; jobs, parallel, batch_size, progress and
+        quiet as for warmup()."""
         result = self._warmup_keys(list(keys), device_kind, jobs, parallel, batch_size,
-                                   progress)
+                                   _progress_or_bar(progress, quiet))
         _check_warmup(result, check)
         return result
 
@@ -316,6 +324,43 @@ class Runtime(_jitwarm.Runtime):
             entries.append((name, platform, fn, names, impl_name))
         return _jitwarm._make_registration(
             self, entries, origin or ", ".join(_origin_of(e[2]) for e in entries))
+
+
+class _ProgressBar:
+    """The bar `jitwarm warmup` draws on a terminal (tools/cmd_warmup.cpp):
+    keys done of all, keys per second, time left and the key, redrawn in
+    place on `stream`; a newline when the last key is in. Drawn here, not by
+    the command's C++ bar, so it goes where Python's sys.stderr goes (a
+    replaced or captured stream), which file descriptor 2 need not be."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._start = time.monotonic()
+
+    def __call__(self, done: int, total: int, key: str) -> None:
+        seconds = time.monotonic() - self._start
+        rate = done / seconds if seconds > 0 else 0.0
+        left = f"{(total - done) / rate:.0f}s left" if rate > 0 and done < total else "done"
+        filled = self.WIDTH * done // total
+        self._stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} "
+                           f"keys {rate:5.1f}/s {left:<10} {key[:50]:<50}")
+        if done == total:
+            self._stream.write("\n")
+        self._stream.flush()
+
+
+def _progress_or_bar(progress: Optional[Callable[[int, int, str], None]],
+                     quiet: bool) -> Optional[Callable[[int, int, str], None]]:
+    """The caller's progress callback; without one, a bar on stderr when it
+    is a terminal and quiet is not asked for (docs/python.md)."""
+    if progress is not None or quiet:
+        return progress
+    isatty = getattr(sys.stderr, "isatty", None)
+    if sys.stderr is None or isatty is None or not isatty():
+        return None
+    return _ProgressBar(sys.stderr)
 
 
 def _check_warmup(result: WarmupResult, check: bool) -> None:

@@ -13,7 +13,21 @@
 #include "py_values.hpp"
 
 namespace jitwarm::python {
+namespace {
+
+// Targets as the jitwarm command reads them (parse_target: sm_90 is
+// cuda:sm_90). Throws Error: call inside call_core.
+std::vector<std::string> parsed_targets(const std::vector<std::string>& typed) {
+  std::vector<std::string> targets;
+  for (const std::string& t : typed) targets.push_back(parse_target(t));
+  return targets;
+}
+
+}  // namespace
+
 void CacheArguments::apply(RuntimeOptions& o) const {
+  // Errors name the keyword arguments a Python caller typed.
+  o.option_names = RuntimeOptions::OptionNames::keywords;
   if (!cache_dir.is_none()) o.cache_dir = path_from(cache_dir);
   if (!no_cache_dir.is_none()) o.no_cache_dir = no_cache_dir.cast<bool>();
   if (!system_cache_dir.is_none())
@@ -139,7 +153,9 @@ void bind_cache(py::module_& m) {
         a.system_cache_dir = system_cache_dir;
         a.apply(o);
         const std::string file = path_from(path);
-        return call_core([&] { return export_cache_bundle(file, targets, o); });
+        return call_core([&] {
+          return export_cache_bundle(file, parsed_targets(targets), o);
+        });
       },
       py::arg("path"), py::arg("targets") = std::vector<std::string>{},
       py::kw_only(), py::arg("cache_dir") = py::none(),
@@ -229,7 +245,8 @@ void bind_cache(py::module_& m) {
                      py::object system_cache_dir) {
         const RuntimeOptions o =
             directory_of(cache_dir, system_cache_dir, py::none());
-        return call_core([&] { return list_cache(targets, o); });
+        return call_core(
+            [&] { return list_cache(parsed_targets(targets), o); });
       },
       py::arg("targets") = std::vector<std::string>{}, py::kw_only(),
       py::arg("cache_dir") = py::none(),
@@ -270,7 +287,8 @@ void bind_cache(py::module_& m) {
       [directory_of](std::vector<std::string> targets, py::object cache_dir) {
         const RuntimeOptions o =
             directory_of(cache_dir, py::none(), py::none());
-        return call_core([&] { return clear_cache(targets, o); });
+        return call_core(
+            [&] { return clear_cache(parsed_targets(targets), o); });
       },
       py::arg("targets") = std::vector<std::string>{}, py::kw_only(),
       py::arg("cache_dir") = py::none(),

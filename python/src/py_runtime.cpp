@@ -618,6 +618,8 @@ void bind_runtime(py::module_& m) {
       .def_readonly("cached", &WarmupResult::cached)
       .def_readonly("failed", &WarmupResult::failed)
       .def_readonly("seconds", &WarmupResult::seconds)
+      .def_readonly("remote_answered", &WarmupResult::remote_answered)
+      .def_readonly("remote_failed", &WarmupResult::remote_failed)
       .def("__repr__", [](const WarmupResult& r) {
         return fmt::format(
             "<WarmupResult {} keys: {} compiled, {} cached, {} failed in "
@@ -762,6 +764,14 @@ void bind_runtime(py::module_& m) {
            [](const Runtime& rt) {
              return call_core([&] { return rt.default_platform(); });
            })
+      .def(
+          "cpu_fallback_reason",
+          [](const Runtime& rt) {
+            return call_core([&] { return rt.cpu_fallback_reason(); });
+          },
+          "Why default_platform() is cpu, the CPU reference, although a GPU "
+          "platform is loaded ('cuda has no device here'), or ''. A warmup "
+          "that takes the default platform warns of it.")
       .def(
           "target_for",
           [](const Runtime& rt, const std::string& platform, int32_t device) {

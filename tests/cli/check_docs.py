@@ -11,6 +11,7 @@ docs/results/, which records past runs):
   code registers;
 - the README says what jitwarm is before how to install it, and what happens
   without a CUDA toolkit;
+- no code block is empty;
 - no file of the repository (code, tests, manifests, docs) cites a Markdown
   file the repository does not hold: the design lives in docs/, and a page
   kept elsewhere is no reference a reader can follow.
@@ -80,8 +81,16 @@ if not 0 <= readme.find("jitwarm is a") < install:
 if "Without a CUDA toolkit" not in readme or "-Dcuda=" not in readme:
     problems.append("README.md: does not say what happens without a CUDA toolkit")
 
+# 5. No code block is empty: an example that says nothing is a lost one.
+EMPTY_FENCE = re.compile(r"^```[\w-]*\n\s*```$", re.M)
+for page in PAGES:
+    text = text_of(page)
+    for match in EMPTY_FENCE.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        problems.append(f"{page}:{line}: an empty code block")
 
-# 5. Every Markdown file a file of the repository cites is in the repository:
+
+# 6. Every Markdown file a file of the repository cites is in the repository:
 #    relative to the root, to docs/ or to the citing file. URLs are left out.
 def repository_files():
     """The tracked files; outside a git checkout, every file but build trees."""

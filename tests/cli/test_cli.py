@@ -20,6 +20,11 @@ import tempfile
 import time
 
 GROUP, JITWARM, FAKES, REFERENCE, MANIFEST = sys.argv[1:6]
+# The built libjitwarm, and where an installation keeps its data relative to
+# the library (meson.build's data_dir_from_libdir): an installation is laid
+# out from them.
+LIBRARY = os.environ.get("JITWARM_TEST_LIBRARY")
+DATA_FROM_LIBDIR = os.environ.get("JITWARM_TEST_DATA_FROM_LIBDIR")
 # MANIFEST is <source root>/manifests/kernel-set.toml.
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(MANIFEST)))
 GPU_DIRS = [d for d in sys.argv[6:] if d]
@@ -39,7 +44,7 @@ CACHE_VARIABLES = ("JITWARM_CACHE_DIR", "JITWARM_NO_CACHE_DIR", "JITWARM_SYSTEM_
                    "JITWARM_REMOTE_CACHE_TIMEOUT_MS")
 
 
-def run(*args, env_path=REFERENCE, env=None):
+def run(*args, env_path=REFERENCE, env=None, cwd=None):
     environment = dict(os.environ, JITWARM_LOG_LEVEL="error", XDG_CACHE_HOME=HOME_CACHE)
     for variable in CACHE_VARIABLES:
         environment.pop(variable, None)
@@ -51,7 +56,7 @@ def run(*args, env_path=REFERENCE, env=None):
         # An explicit path, so plugins installed on this machine do not count.
         args[1:1] = ["--plugin-path", env_path]
     p = subprocess.run([JITWARM, *args], capture_output=True, text=True, env=environment,
-                       timeout=300)
+                       timeout=300, cwd=cwd)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -98,6 +103,21 @@ def group_usage():
           code == 0 and out.startswith("usage: jitwarm warmup") and "--manifest" in out, out[:300])
     code, out, _ = run("help")
     check("'jitwarm help' prints the commands", code == 0 and "commands:" in out, out[:300])
+    cache_line = next((line for line in out.splitlines() if line.strip().startswith("cache ")),
+                      "")
+    check("'jitwarm help' lists every cache action, why among them",
+          all(action in cache_line for action in
+              ("stats", "list", "verify", "prune", "clear", "export", "import", "why")),
+          cache_line)
+    code, out, _ = run("help", "warmup")
+    usage_line = out.splitlines()[0] if out else ""
+    loading = {"--plugin-path", "--plugin", "--kernel-path", "--strict", "--no-probe",
+               "--probe-timeout", "--help", "--version"}
+    options = set(re.findall(r"^  (?:-\w \[ )?(--[a-z-]+)", out, re.M)) - loading
+    missing = sorted(o for o in options if not re.search(rf"{o}(?![-\w])", usage_line))
+    check("warmup's usage line names each of its options (--parallel, --batch, --quiet, "
+          "--no-cache-dir ...)", code == 0 and len(options) > 10 and not missing,
+          f"missing {missing} in: {usage_line}")
     for command in VERBS:
         code, out, _ = run(command, "--help")
         check(f"{command} --help", code == 0 and out.startswith(f"usage: jitwarm {command}"),
@@ -325,6 +345,58 @@ def group_warmup():
         check("--target sm_90 is CUDA's: with the reference alone, no implementation (3)",
               code == 3 and "no implementation for platform cuda" in err, err)
 
+        # Kernels named in a manifest as everywhere: full or short names, and
+        # a mistyped one says where and what was meant.
+        short = os.path.join(cache, "short.toml")
+        with open(short, "w") as f:
+            f.write('version = 1\n[[kernel]]\nname = "silu_and_mul"\n'
+                    '[kernel.params]\nx = "float32"\nH = [16, 17]\n')
+        code, out, err = run("warmup", "--manifest", short, "--platform", "cpu", "--dry-run",
+                             "--json")
+        plan = (parse_json(out) or {}).get("plan", [])
+        check("a manifest's [[kernel]] takes a short name, as explain does",
+              code == 0 and len(plan) == 2 and {k["kernel"] for k in plan} == {SILU},
+              out[:300] + err)
+        with open(short, "w") as f:
+            f.write('version = 1\n[[kernel]]\nname = "rms_nrom"\n')
+        code, _, err = run("warmup", "--manifest", short, "--platform", "cpu", "--dry-run")
+        check("a mistyped kernel in a manifest is bad input (3) naming file:line and the "
+              "closest name", code == 3 and "short.toml:2: unknown kernel 'rms_nrom'" in err
+              and f"did you mean '{RMS_NORM}'?" in err, err)
+
+        # A remote cache that nothing reached is not reported as saved (4).
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            refused = f"redis://127.0.0.1:{s.getsockname()[1]}/0"
+        small = os.path.join(cache, "small.toml")
+        with open(small, "w") as f:
+            f.write(f'version = 1\n[[kernel]]\nname = "{SILU}"\n'
+                    '[kernel.params]\nx = "float32"\nH = [16, 17, 1]\n')
+        for jobs in ("1", "2"):
+            code, out, err = run("warmup", "--manifest", small, "--platform", "cpu",
+                                 "--remote-cache", refused, "--no-cache-dir", "--jobs", jobs,
+                                 "--json")
+            result = parse_json(out) or {}
+            check(f"warmup into a refused Redis alone (--jobs {jobs}): nothing saved, saved_to "
+                  "empty, exit 4", code == 4 and result.get("saved_to") == []
+                  and result.get("remote_answered") == 0 and result.get("remote_failed", 0) > 0
+                  and "nothing was saved: nothing reached the remote cache" in err,
+                  out[:400] + err)
+        code, out, err = run("warmup", "--manifest", small, "--platform", "cpu",
+                             "--remote-cache", refused, "--no-cache-dir", "--quiet")
+        check("warmup into a refused Redis (text): no 'saved in', a warning, exit 4",
+              code == 4 and "saved in" not in out and "warning: nothing was saved" in err,
+              out + err)
+        kept = os.path.join(cache, "kept")
+        code, out, err = run("warmup", "--manifest", small, "--platform", "cpu",
+                             "--remote-cache", refused, "--cache-dir", kept, "--json")
+        result = parse_json(out) or {}
+        check("warmup into a directory and a refused Redis: saved in the directory alone, "
+              "the Redis named, exit 4", code == 4 and result.get("saved_to") == [kept]
+              and "warning: nothing reached the remote cache" in err, out[:400] + err)
+
+        installed_manifests(cache)
+
         # Exit code 4.
         not_a_dir = os.path.join(cache, "a-file")
         open(not_a_dir, "w").close()
@@ -335,8 +407,86 @@ def group_warmup():
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def installed_manifests(work):
+    """The kernel-set manifest an installation ships, by name or by the path a
+    clone has, from a directory that is no clone: a copy of libjitwarm laid
+    out as an installation, beside its data."""
+    if not LIBRARY or not DATA_FROM_LIBDIR:
+        skip("installed manifests", "JITWARM_TEST_LIBRARY is not set (run through meson)")
+        return
+    prefix = os.path.join(work, "prefix")
+    lib_dir = os.path.join(prefix, "a", "b", "c", "lib")
+    os.makedirs(os.path.join(lib_dir, "jitwarm", "plugins"))
+    shutil.copy(LIBRARY, os.path.join(lib_dir, "libjitwarm.so.0"))
+    data = os.path.normpath(os.path.join(lib_dir, DATA_FROM_LIBDIR))
+    os.makedirs(os.path.join(data, "manifests"))
+    shutil.copy(MANIFEST, os.path.join(data, "manifests", "kernel-set.toml"))
+    elsewhere = os.path.join(work, "elsewhere")
+    os.makedirs(elsewhere)
+    installed = {"LD_LIBRARY_PATH": lib_dir}
+    for name in ("kernel-set", "manifests/kernel-set.toml"):
+        code, out, err = run("warmup", "--manifest", name, "--platform", "cpu", "--dry-run",
+                             env=installed, cwd=elsewhere)
+        check(f"--manifest {name} outside a clone is the installed kernel set",
+              code == 0 and "169 keys would be compiled" in out, out[-300:] + err)
+    code, _, err = run("warmup", "--manifest", "kernel-sett", "--platform", "cpu",
+                       "--dry-run", env=installed, cwd=elsewhere)
+    check("a mistyped installed manifest is bad input (3) naming the installed ones",
+          code == 3 and "cannot read manifest kernel-sett" in err
+          and "did you mean 'kernel-set'?" in err and os.path.join(data, "manifests") in err,
+          err)
+    code, out, err = run("cache", "why", "kernel-set", "--plugin-path", REFERENCE,
+                         "--platform", "cpu", "--cache-dir", elsewhere, env=installed,
+                         cwd=elsewhere)
+    check("cache why takes an installed manifest by name too",
+          code == 1 and "169 keys: 0 would hit, 169 would miss" in out, out[-300:] + err)
+
+
+def cpu_fallback(directory):
+    """With a GPU plugin loaded and no GPU here, a warmup without --platform or
+    --target warms the CPU reference, and says so; --platform cpu is quiet."""
+    path = f"{REFERENCE}:{directory}"
+    code, out, _ = run("plugins", "--json", env_path=path)
+    platforms = (parse_json(out) or {}).get("platforms", [])
+    if any(p["devices"] > 0 and p["name"] != "cpu" for p in platforms) or not any(
+            p["can_compile"] and p["name"] != "cpu" for p in platforms):
+        skip("warmup without a target on a GPU-less machine", "a GPU is here, or no compiler")
+        return
+    work = tempfile.mkdtemp(prefix="jitwarm-cli-")
+    try:
+        small = os.path.join(work, "small.toml")
+        with open(small, "w") as f:
+            f.write(f'version = 1\n[[kernel]]\nname = "{SILU}"\n'
+                    '[kernel.params]\nx = "float32"\nH = [16, 17]\n')
+        code, out, err = run("warmup", "--manifest", small, "--no-cache-dir", "--quiet",
+                             env_path=path)
+        check("warmup without a target on a GPU-less machine names the CPU reference and why",
+              code == 0 and "2 keys for cpu:x86_64: 2 compiled" in out
+              and "note: cpu:x86_64 is the CPU reference" in out and "no device here" in out
+              and "--platform cpu" in out, out + err)
+        code, out, err = run("warmup", "--manifest", small, "--dry-run", "--json",
+                             env_path=path)
+        check("warmup --dry-run --json says it too (cpu_fallback)",
+              code == 0 and "no device here" in (parse_json(out) or {}).get("cpu_fallback", ""),
+              out[:300] + err)
+        code, out, err = run("warmup", "--manifest", small, "--no-cache-dir", "--quiet",
+                             "--platform", "cpu", env_path=path)
+        check("warmup --platform cpu: the CPU is meant, nothing more to say",
+              code == 0 and "2 keys for cpu:x86_64" in out and "note:" not in out, out + err)
+        os.mkdir(os.path.join(work, "cache"))
+        code, out, err = run("cache", "why", small, "--plugin-path", path, "--cache-dir",
+                             os.path.join(work, "cache"))
+        check("cache why without a target says the keys are the CPU reference's",
+              code == 1 and "note: cpu:x86_64 is the CPU reference" in out, out + err)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def group_targets():
-    """Targets through the GPU plugins: shorthand and unsupported targets."""
+    """Targets through the GPU plugins: shorthand and unsupported targets, and
+    what a warmup without a target warms on a GPU-less machine."""
+    if CUDA_DIR or HIP_DIR:
+        cpu_fallback(CUDA_DIR or HIP_DIR)
     for name, directory, good, shorthand, bad in (
             ("CUDA", CUDA_DIR, "cuda:sm_90", "sm_90", "cuda:sm_999"),
             ("HIP", HIP_DIR, "hip:gfx942", "gfx942", "hip:gfx9999")):
@@ -369,7 +519,7 @@ def group_targets():
                   "exit 4",
                   code == 4 and err.count("nothing was compiled") == 1 and bad in err
                   and "FAILED" not in err
-                  and "1 keys: 1 compiled, 0 already cached, 0 failed" in out,
+                  and f"1 keys for {good}: 1 compiled, 0 already cached, 0 failed" in out,
                   out + err[:600])
             if name == "CUDA":
                 code, out, err = run("warmup", "--manifest", one_key, "--target", good,
@@ -383,7 +533,7 @@ def group_targets():
                       "with the default",
                       code == 0 and len(warnings) == 1 and "is 'lots'" in warnings[0]
                       and warnings[0].endswith("using 0")
-                      and "1 keys: 1 compiled, 0 already cached, 0 failed" in out,
+                      and f"1 keys for {good}: 1 compiled, 0 already cached, 0 failed" in out,
                       out + err[:600])
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -501,9 +651,14 @@ def group_cache():
               and exported.get("targets") == [{"target": "cpu:aarch64", "entries": 169}]
               and len(exported.get("manifest", [])) == 169, out[:300] + err)
         fresh = os.path.join(work, "fresh")
+        code, out, err = run("cache", "import", bundle, "--cache-dir", fresh)
+        check("cache import into a missing --cache-dir is bad input (3) and makes nothing",
+              code == 3 and f"no cache directory {fresh} (it does not exist)" in err
+              and not os.path.exists(fresh) and out == "", out + err)
+        os.mkdir(fresh)
         code, out, err = run("cache", "import", bundle, "--cache-dir", fresh, "--json")
         imported = parse_json(out) or {}
-        check("cache import: every entry written into the (new) directory",
+        check("cache import: every entry written into the (empty) directory",
               code == 0 and imported.get("written") == 169 and imported.get("present") == 0,
               out[:300] + err)
         code, out, err = run("cache", "import", bundle, "--cache-dir", fresh)
@@ -537,12 +692,13 @@ def group_cache():
         with open(truncated, "wb") as f:
             f.write(data[:len(data) // 2])
         empty = os.path.join(work, "empty-import")
+        os.mkdir(empty)
         code, out, err = run("cache", "import", truncated, "--cache-dir", empty)
         # (Where it stopped depends on zstd's blocks: tests/unit names entries.)
         check("a truncated bundle imports nothing and says where it stopped (3)",
               code == 3 and "is truncated: " in err and "is incomplete" in err
               and "nothing was imported" in err
-              and not os.path.exists(empty) and out == "", err)
+              and not cache_files(empty) and out == "", err)
         code, _, err = run("cache", "import", os.path.join(work, "missing.jwb"))
         check("a missing bundle is bad input (3)", code == 3 and "missing.jwb" in err, err)
         code, _, err = run("cache", "export", "--target", "hip:gfx942", "-o",
@@ -642,7 +798,7 @@ def why_on_nvrtc_fingerprints(work):
                          "--kernel-path", kernels, "--cache-dir", cache, "--quiet",
                          env_path=CUDA_DIR, env=defaults)
     check("warmup of scale for cuda:sm_90 with NVRTC and no GPU",
-          code == 0 and "2 keys: 2 compiled" in out, out + err)
+          code == 0 and "2 keys for cuda:sm_90: 2 compiled" in out, out + err)
 
     def why(target, env=defaults):
         code, out, err = run("cache", "why", manifest, "--plugin-path", CUDA_DIR,
@@ -788,6 +944,10 @@ def group_fleet():
         result = parse_json(out) or {}
         check("a fresh machine with an empty disk cache compiles nothing: Redis has it all",
               code == 0 and result.get("compiled") == 0 and result.get("cached") == 169, out[:300])
+        check("a Redis that answered is among saved_to",
+              result.get("saved_to") == [os.path.join(work, "fresh"), server.url]
+              and result.get("remote_answered", 0) > 0 and result.get("remote_failed") == 0,
+              out[:300])
         code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
                              "--cache-dir", os.path.join(work, "env"),
                              env={"JITWARM_REMOTE_CACHE": server.url})
@@ -798,8 +958,11 @@ def group_fleet():
         code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
                              "--remote-cache", server.url, "--cache-dir",
                              os.path.join(work, "after"), env={"JITWARM_LOG_LEVEL": "warning"})
-        check("with the server gone, warmup compiles locally with one warning (exit 0)",
-              code == 0 and "169 compiled" in out and err.count("is unavailable") == 1, out + err)
+        check("with the server gone, warmup compiles locally, warns once and says nothing "
+              "reached it (exit 4)",
+              code == 4 and "169 compiled" in out and err.count("is unavailable") == 1
+              and "nothing reached the remote cache" in err
+              and f"saved in {os.path.join(work, 'after')}\n" in out, out + err)
         code, _, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
                            "--remote-cache", "redis://127.0.0.1:99999/0")
         check("a bad --remote-cache URL is bad input (3) that names it",

@@ -36,8 +36,16 @@ def test_given_options_then_they_win_and_no_cache_dir_wins_over_all(monkeypatch,
                                             remote_timeout=0.25)
     assert remote.remote == "redis://:***@10.1.2.3:7000/2"
     assert remote.remote_timeout == 0.25
-    with pytest.raises(jitwarm.InvalidArgumentError, match="is not a Redis URL"):
+    with pytest.raises(jitwarm.InvalidArgumentError,
+                       match="^remote_cache 'http://cache' is not a Redis URL") as bad:
         jitwarm.resolve_cache_settings(remote_cache="http://cache")
+    assert "--remote-cache" not in str(bad.value)
+    with pytest.raises(jitwarm.InvalidArgumentError, match="remote_cache 'http://cache'"):
+        jitwarm.Runtime(remote_cache="http://cache")
+    assert jitwarm.resolve_cache_settings(remote_cache="redis://h/0").remote_source == \
+        "remote_cache"
+    assert "no_remote_cache=True" in jitwarm.resolve_cache_settings(
+        no_remote_cache=True).remote_source
     with pytest.raises(jitwarm.InvalidArgumentError, match="remote_timeout"):
         jitwarm.Runtime(remote_timeout=0)
     with pytest.raises(jitwarm.InvalidArgumentError, match="cache_max_bytes"):
@@ -58,6 +66,12 @@ def test_given_a_warm_cache_when_exported_and_imported_then_a_new_runtime_compil
     imported = jitwarm.import_cache_bundle(bundle, cache_dir=tmp_path / "new")
     assert (imported.written, imported.present) == (2, 0)
     assert jitwarm.import_cache_bundle(str(bundle), cache_dir=tmp_path / "new").present == 2
+    # Targets as the command takes them: the same parser.
+    assert len(jitwarm.list_cache(["cpu:aarch64"], cache_dir=tmp_path / "new").entries) == 2
+    with pytest.raises(jitwarm.InvalidArgumentError, match="unknown target 'aarch64'"):
+        jitwarm.list_cache(["aarch64"], cache_dir=tmp_path / "new")
+    with pytest.raises(jitwarm.InvalidArgumentError, match="unknown target 'x86'"):
+        jitwarm.export_cache_bundle(tmp_path / "x.jwb", ["x86"], cache_dir=tmp_path / "warm")
     fresh = jitwarm.Runtime(cache_dir=tmp_path / "new")
     fresh.load_plugins(reference_dir)
     result = fresh.warmup(request, target="cpu:aarch64")

@@ -177,6 +177,98 @@ def test_given_bad_requests_then_the_errors_say_what_is_wrong(rt):
         plan(toml="version = 1\n[[kernel]]\nname = 5\n")
 
 
+def test_given_short_kernel_names_then_requests_manifests_and_overrides_take_them(rt):
+    plan = rt.warmup_plan(jitwarm.WarmupRequest("silu_and_mul", params={"x": "float32",
+                                                                      "H": [16, 17]}),
+                          platform="cpu")
+    assert len(plan) == 2 and {k.kernel_name for k in plan} == {SILU}
+    with pytest.raises(jitwarm.NotFoundError,
+                       match=f"unknown kernel 'silu_and_mull'; did you mean '{SILU}'"):
+        rt.warmup_plan(jitwarm.WarmupRequest("silu_and_mull"), platform="cpu")
+    with pytest.raises(jitwarm.NotFoundError,
+                       match=f"<toml text>:3: unknown kernel 'rms_nrom'; did you mean "
+                             f"'{RMS_NORM}'"):
+        rt.warmup_plan(toml='version = 1\n\n[[kernel]]\nname = "rms_nrom"\n', platform="cpu")
+    calls = []
+    with rt.register_kernels({"silu_and_mul": ("cpu", lambda *args: calls.append(args))}):
+        assert "python:" in rt.explain(SILU).to_text()
+        x = aligned_empty((2, 34), np.float32)
+        rt.kernel("silu_and_mul")(aligned_empty((2, 17), np.float32), x, 2, 17)
+    assert len(calls) == 1
+    with pytest.raises(jitwarm.NotFoundError, match="did you mean"):
+        rt.implementations("silu_and_mull")
+
+
+def test_given_the_command_line_target_shorthand_then_python_takes_it_too(rt, gpu_rt):
+    request = jitwarm.WarmupRequest(SILU, params={"x": "float32", "H": [16]})
+    with pytest.raises(jitwarm.InvalidArgumentError,
+                       match="unknown target 'x86_64': give PLATFORM:ARCH"):
+        rt.warmup_plan(request, target="x86_64")
+    if "cuda" not in {p.name for p in gpu_rt.platforms()}:
+        pytest.skip("the cuda plugin was not built")
+    plan = gpu_rt.warmup_plan(request, target="sm_90")
+    assert plan and {k.target for k in plan} == {"cuda:sm_90"}
+
+
+def test_given_no_platform_on_a_gpu_less_machine_then_warmup_says_it_warms_the_cpu():
+    env_path("JITWARM_PLUGIN_PATH")
+    logs = []
+    rt = jitwarm.Runtime(log=lambda level, message: logs.append((level, message)))
+    rt.load_plugins()
+    if rt.default_platform() != "cpu" or not rt.cpu_fallback_reason():
+        pytest.skip("a GPU is here, or no GPU plugin that compiles was loaded")
+    assert "no device here" in rt.cpu_fallback_reason()
+    request = jitwarm.WarmupRequest(SILU, params={"x": "float32", "H": [16]})
+    plan = rt.warmup_plan(request)
+    assert {k.target.split(":")[0] for k in plan} == {"cpu"}
+    warnings = [m for level, m in logs if level == "warning" and "CPU reference" in m]
+    assert len(warnings) == 1 and rt.cpu_fallback_reason() in warnings[0]
+    logs.clear()
+    rt.warmup_plan(request, platform="cpu")
+    assert not [m for _, m in logs if "CPU reference" in m]
+
+
+def test_given_jobs_then_python_warms_in_worker_processes_as_the_command_does(reference_dir):
+    logs = []
+    rt = jitwarm.Runtime(log=lambda level, message: logs.append(message))
+    rt.load_plugins(reference_dir, strict=True)
+    result = rt.warmup(toml=SILU_TOML, platform="cpu", jobs=2)
+    assert result.compiled == 12
+    # The process pool logs each unit it hands back (warmup_processes.cpp).
+    assert any("ended at" in m for m in logs), logs
+
+
+class _Terminal:
+    """stderr as a terminal: what the progress bar is written to."""
+
+    def __init__(self, tty):
+        self.tty, self.text = tty, []
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, text):
+        self.text.append(text)
+
+    def flush(self):
+        pass
+
+
+def test_given_a_terminal_then_warmup_shows_progress_unless_quiet(rt, monkeypatch):
+    terminal = _Terminal(True)
+    monkeypatch.setattr(sys, "stderr", terminal)
+    rt.warmup(toml=SILU_TOML, platform="cpu")
+    bar = "".join(terminal.text)
+    assert "\r[" in bar and "12/12 keys" in bar and bar.endswith("\n")
+    terminal.text.clear()
+    rt.warmup(toml=SILU_TOML, platform="cpu", quiet=True)
+    rt.warmup_keys(rt.warmup_plan(toml=SILU_TOML, platform="cpu"), quiet=True)
+    assert terminal.text == []
+    monkeypatch.setattr(sys, "stderr", _Terminal(False))
+    rt.warmup(toml=SILU_TOML, platform="cpu")
+    assert sys.stderr.text == []
+
+
 @pytest.mark.parametrize("target", ["cuda:sm_90", "hip:gfx90a"])
 def test_given_no_gpu_then_warmup_compiles_for_a_gpu_target(gpu_rt, target):
     platform = target.split(":")[0]

@@ -373,3 +373,43 @@ TEST_CASE(
   CHECK(parent.log.lines.empty());
   CHECK(server.command({"DBSIZE"}) == "40");
 }
+
+TEST_CASE(
+    "given a warmup, then its result says what the remote tier answered and "
+    "did not, in threads and in worker processes alike") {
+  RedisServer server;
+  WarmupRequest request;
+  request.kernel_name = "silu_and_mul";
+  request.axes = {{"x", {{TensorChoice{JW_DTYPE_FLOAT32, true, {}}}, {}}},
+                  {"H", {{__int128{16}, __int128{17}, __int128{1}}, {}}}};
+  const auto warm = [&](unsigned jobs) {
+    RuntimeOptions options;
+    options.remote_cache = server.url();
+    options.remote_timeout = std::chrono::milliseconds(500);
+    options.no_cache_dir = true;
+    options.log = [](jw_log_level, const std::string&) {};
+    Runtime runtime(options);
+    runtime.load_plugins();
+    WarmupOptions cpu;
+    cpu.platform = "cpu";
+    cpu.jobs = jobs;
+    cpu.parallel = WarmupParallelism::processes;
+    return runtime.warmup({request}, cpu);
+  };
+  for (const unsigned jobs : {1u, 2u}) {
+    CAPTURE(jobs);
+    const WarmupResult answered = warm(jobs);
+    CHECK(answered.failed == 0);
+    CHECK(answered.remote_answered >= answered.keys.size());
+    CHECK(answered.remote_failed == 0);
+  }
+  server.kill();
+  for (const unsigned jobs : {1u, 2u}) {
+    CAPTURE(jobs);
+    const WarmupResult refused = warm(jobs);
+    CHECK(refused.failed == 0);
+    CHECK(refused.compiled == refused.keys.size());
+    CHECK(refused.remote_answered == 0);
+    CHECK(refused.remote_failed > 0);
+  }
+}

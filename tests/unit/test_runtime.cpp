@@ -85,6 +85,31 @@ WarmupRequest scale_request(std::initializer_list<WarmupValue> n_values) {
   return r;
 }
 
+// A C override of `kernel` on the fake platform: it compiles nothing and
+// writes 42 into its first tensor's first element.
+jw_kernel_override c_override(const char* kernel) {
+  jw_kernel_override o{};
+  o.struct_size = sizeof(o);
+  o.kernel_name = kernel;
+  o.impl.struct_size = sizeof(o.impl);
+  o.impl.platform = "fake";
+  o.impl.impl_name = "c-override";
+  o.impl.compile = [](void*, const jw_compile_key_view*,
+                      const jw_artifact_sink* out) {
+    jw_artifact_desc a{};
+    a.struct_size = sizeof(a);
+    a.format = "none";
+    a.entry_point = "c";
+    return out->emit(out->ctx, &a);
+  };
+  o.impl.launch = [](void*, const jw_artifact_view*, const jw_arg_value* a,
+                     uint32_t, void*) {
+    static_cast<float*>(a[0].value.tensor->data)[0] = 42.f;
+    return JW_OK;
+  };
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -503,25 +528,7 @@ TEST_CASE(
   CHECK(std::string(jw_last_error()).find("missing argument 'n'") !=
         std::string::npos);
 
-  jw_kernel_override o{};
-  o.struct_size = sizeof(o);
-  o.kernel_name = kScale;
-  o.impl.struct_size = sizeof(o.impl);
-  o.impl.platform = "fake";
-  o.impl.impl_name = "c-override";
-  o.impl.compile = [](void*, const jw_compile_key_view*,
-                      const jw_artifact_sink* out) {
-    jw_artifact_desc a{};
-    a.struct_size = sizeof(a);
-    a.format = "none";
-    a.entry_point = "c";
-    return out->emit(out->ctx, &a);
-  };
-  o.impl.launch = [](void*, const jw_artifact_view*, const jw_arg_value* a,
-                     uint32_t, void*) {
-    static_cast<float*>(a[0].value.tensor->data)[0] = 42.f;
-    return JW_OK;
-  };
+  jw_kernel_override o = c_override(kScale);
   jw_registration* reg = nullptr;
   REQUIRE(jw_register_kernels(rt, &o, 1, &reg) == JW_OK);
   REQUIRE(jw_kernel_launch(k, "fake", 0, args.data(), 4, nullptr) == JW_OK);
@@ -564,4 +571,116 @@ TEST_CASE(
   unsetenv("JITWARM_JIT_MONITOR");
   unsetenv("JITWARM_JIT_RECORD");
   fs::remove(record);
+}
+
+TEST_CASE(
+    "given a kernel's short name, then requests, manifests, overrides and "
+    "the C API take it as launch does, and a mistyped one gets the same "
+    "error everywhere: the closest name, and file:line from a manifest") {
+  Fixture f;
+  WarmupOptions on_fake_platform;
+  on_fake_platform.platform = "fake";
+  WarmupRequest by_short_name = scale_request({__int128{1}, __int128{16}});
+  by_short_name.kernel_name = "scale";
+  const std::vector<CompileKey> plan =
+      f.runtime.warmup_plan({by_short_name}, on_fake_platform);
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[0].kernel_name() == kScale);
+  CHECK(plan ==
+        f.runtime.warmup_plan({scale_request({__int128{1}, __int128{16}})},
+                              on_fake_platform));
+  const std::string did_you_mean = "did you mean 'jitwarm.test.scale'?";
+  WarmupRequest mistyped = by_short_name;
+  mistyped.kernel_name = "scael";
+  CHECK_THROWS_WITH(
+      f.runtime.warmup_plan({mistyped}, on_fake_platform),
+      doctest::Contains(("unknown kernel 'scael'; " + did_you_mean).c_str()));
+  const WarmupManifest manifest = parse_warmup_manifest(
+      "version = 1\n\n[[kernel]]\nname = \"scael\"\n", "m.toml");
+  CHECK_THROWS_WITH(
+      f.runtime.warmup_plan(manifest.requests, on_fake_platform),
+      doctest::Contains(
+          ("m.toml:3: unknown kernel 'scael'; " + did_you_mean).c_str()));
+  CHECK_FALSE(f.runtime.implementations("scale").empty());
+  CHECK_THROWS_WITH(f.runtime.implementations("scael"),
+                    doctest::Contains(did_you_mean.c_str()));
+  CHECK(f.runtime.explain("scale").kernel_name == kScale);
+
+  Buffers b(4);
+  HostKernel host;
+  host.platform = "fake";
+  host.launch = [](std::span<const jw_arg_value> args, void*) {
+    static_cast<float*>(args[0].value.tensor->data)[0] = 7.f;
+  };
+  {
+    const RegistrationHandle handle =
+        f.runtime.register_kernels({{"scale", std::nullopt, host}});
+    f.runtime.kernel(kScale).launch(b.args(4, 1.0), on_fake());
+    CHECK(b.out[0] == 7.f);
+  }
+  CHECK_THROWS_WITH(
+      f.runtime.register_kernels({{"scael", std::nullopt, host}}),
+      doctest::Contains(
+          ("register_kernels: unknown kernel 'scael'; " + did_you_mean)
+              .c_str()));
+  // A key holds the full name: a key made with the short one names it.
+  const CompileKey short_key("scale", plan[0].impl_name(), plan[0].target(),
+                             plan[0].params());
+  CHECK_THROWS_WITH(f.runtime.warmup_keys({short_key}),
+                    doctest::Contains("a key holds the full name "
+                                      "'jitwarm.test.scale'"));
+
+  // The C API: overrides and manifests by short name, and the same errors.
+  jw_runtime* rt = nullptr;
+  REQUIRE(jw_runtime_create(&rt) == JW_OK);
+  REQUIRE(jw_runtime_load_plugin(rt, FAKE_GOOD_PLUGIN) == JW_OK);
+  jw_kernel_override o = c_override("scale");
+  jw_registration* reg = nullptr;
+  CHECK(jw_register_kernels(rt, &o, 1, &reg) == JW_OK);
+  jw_registration_release(reg);
+  o.kernel_name = "scael";
+  CHECK(jw_register_kernels(rt, &o, 1, &reg) == JW_ERROR_NOT_FOUND);
+  CHECK(std::string(jw_last_error()).find(did_you_mean) != std::string::npos);
+  const std::string text =
+      "version = 1\n[[kernel]]\nname = \"scael\"\n"
+      "[[kernel]]\nname = \"scale\"\n[kernel.params]\nn = 16\n";
+  jw_warmup_manifest* m = nullptr;
+  REQUIRE(jw_warmup_manifest_parse(text.c_str(), text.size(), "c.toml", &m) ==
+          JW_OK);
+  jw_warmup_options options{};
+  options.struct_size = sizeof(options);
+  options.platform = "fake";
+  jw_compile_key_list* keys = nullptr;
+  CHECK(jw_runtime_warmup_plan(rt, m, &options, &keys) == JW_ERROR_NOT_FOUND);
+  CHECK(std::string(jw_last_error())
+            .find("c.toml:2: unknown kernel 'scael'; " + did_you_mean) !=
+        std::string::npos);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+}
+
+TEST_CASE(
+    "given a target as a person types it, then parse_target reads the "
+    "shorthand, and a warmup's target is read so") {
+  CHECK(parse_target("sm_90") == "cuda:sm_90");
+  CHECK(parse_target("compute_90a") == "cuda:compute_90a");
+  CHECK(parse_target("gfx942:sramecc+") == "hip:gfx942:sramecc+");
+  CHECK(parse_target("cpu:x86_64") == "cpu:x86_64");
+  for (const char* bad : {"", "sm_", "x86_64", ":sm_90", "cuda:"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(parse_target(bad),
+                      doctest::Contains("give PLATFORM:ARCH"));
+  }
+  Fixture f;
+  WarmupOptions shorthand;
+  shorthand.target = "sm_90";
+  // Read as cuda:sm_90 (the fake plugin has no cuda implementation), never
+  // as a platform named "sm_90".
+  CHECK_THROWS_WITH(
+      f.runtime.warmup_plan({scale_request({__int128{1}})}, shorthand),
+      doctest::Contains("no implementation for platform cuda"));
+  shorthand.target = "x86_64";
+  CHECK_THROWS_WITH(
+      f.runtime.warmup_plan({scale_request({__int128{1}})}, shorthand),
+      doctest::Contains("unknown target 'x86_64'"));
 }

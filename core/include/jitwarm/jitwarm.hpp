@@ -382,6 +382,14 @@ std::string_view short_kernel_name(std::string_view full_name);
 // name, listing them. Runtime::kernel, schema and explain take names so.
 std::string resolve_kernel_name(std::string_view typed,
                                 const std::vector<std::string>& kernels);
+// A target as PLATFORM:ARCH from what a person types (target_names.cpp):
+// the shorthand sm_NN and compute_NN is CUDA ("cuda:sm_90"), gfxNNN (with
+// AMD feature suffixes) HIP ("hip:gfx942"); a text with a platform is
+// returned as it is (the platform's plugin decides whether it knows the
+// arch). Throws Error(JW_ERROR_INVALID_ARGUMENT) for anything else, naming
+// the accepted forms. WarmupOptions::target, the jitwarm command and the
+// Python package read targets so.
+std::string parse_target(std::string_view typed);
 
 // A kernel from source (docs/kernel-descriptors.md): its descriptor (TOML)
 // and the files its program is made of, by the names its #include lines use.
@@ -452,6 +460,11 @@ struct CacheStats {
   uint64_t remote_rejects = 0;
   uint64_t remote_errors = 0;
   uint64_t remote_writes = 0;  // entries written back after a compile
+  // Operations the remote tier answered: lookups (hit, miss, reject) and
+  // writes.
+  uint64_t remote_answered() const {
+    return remote_hits + remote_misses + remote_rejects + remote_writes;
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -587,8 +600,17 @@ struct WarmupManifest {
   std::vector<WarmupRequest> requests;
   std::string source;  // file name, for messages
 };
-// Throws Error(JW_ERROR_IO) for unreadable files and
-// Error(JW_ERROR_INVALID_ARGUMENT) naming file:line for malformed content.
+// The file a manifest argument names: `path` itself when it exists (or is
+// absolute), else a manifest installed with jitwarm, so the bundled kernel
+// set is at hand outside a clone: installed_data_directory()/PATH
+// ("manifests/kernel-set.toml", as in a clone) or, for a name without '/',
+// installed_data_directory()/manifests/NAME[.toml] ("kernel-set"). `path`
+// unchanged when none exists.
+std::string warmup_manifest_path(const std::string& path);
+// Reads the manifest warmup_manifest_path(path) names (messages name that
+// file). Throws Error(JW_ERROR_IO) for unreadable files (with the installed
+// manifests closest to a name) and Error(JW_ERROR_INVALID_ARGUMENT) naming
+// file:line for malformed content.
 WarmupManifest load_warmup_manifest(const std::string& path);
 WarmupManifest parse_warmup_manifest(std::string_view toml_text,
                                      const std::string& source_name);
@@ -649,6 +671,14 @@ struct WarmupResult {
   std::vector<WarmupKeyResult> keys;
   std::size_t compiled = 0, cached = 0, failed = 0;
   double seconds = 0;
+  // The remote tier (RuntimeOptions::remote_cache) during this warmup, its
+  // worker processes included: operations it answered (lookups that hit,
+  // missed or were rejected, entries written) and operations it did not
+  // (errors, timeouts, skipped while it was down). Both 0 without a remote
+  // tier, or when no key needed it (each was in memory or on disk). None
+  // answered and some failed: nothing of this warmup reached it.
+  uint64_t remote_answered = 0;
+  uint64_t remote_failed = 0;
   // Sets compiled, cached and failed from `keys`.
   void count_outcomes();
 };
@@ -793,6 +823,12 @@ struct RuntimeOptions {
   // Bound on each wait for the remote tier (connect, send, receive); 0:
   // JITWARM_REMOTE_CACHE_TIMEOUT_MS, else 1000 ms.
   std::chrono::milliseconds remote_timeout = {};
+  // How errors and CacheSettings::remote_source name the options above: as
+  // the jitwarm command's flags ("--remote-cache 'x' is not a Redis URL"),
+  // or as keyword arguments ("remote_cache 'x' ...": the Python package),
+  // so a message names what its reader typed.
+  enum class OptionNames { command_line, keywords };
+  OptionNames option_names = OptionNames::command_line;
 };
 
 // ---------------------------------------------------------------------------
@@ -1022,12 +1058,15 @@ class Runtime {
   std::vector<PluginLoadRecord> load_history() const;
 
   // A full name, or a short one ("rms_norm") that exactly one kernel has
-  // (resolve_kernel_name; schema and explain take names alike). Throws
-  // Error(JW_ERROR_NOT_FOUND) for unknown names, with the closest ones, and
+  // (resolve_kernel_name). Every API that names a kernel takes names alike
+  // (schema, implementations, explain, tune, register_kernels,
+  // WarmupRequest::kernel_name). Throws Error(JW_ERROR_NOT_FOUND) for
+  // unknown names, with the closest ones, and
   // Error(JW_ERROR_INVALID_ARGUMENT) for a short name several kernels have.
   KernelHandle kernel(std::string_view name) const;
   std::vector<std::string> kernel_names() const;  // sorted
   const KernelSchema& schema(std::string_view name) const;
+  // Also those waiting for their schema (by the kernel's full name).
   std::vector<ImplementationInfo> implementations(std::string_view name) const;
   KernelExplanation explain(std::string_view name) const;
   // With each platform's device count, which initializes its driver: a
@@ -1039,6 +1078,13 @@ class Runtime {
   // cpu (then any other) that has a device and can launch. Counts devices,
   // as platforms() does.
   std::string default_platform() const;
+  // Why default_platform() is cpu, the CPU reference, although a platform
+  // that compiles for a GPU is loaded ("cuda has no device here"; the load
+  // report says why), or "" when it is not so. A warmup that takes the default
+  // platform (no platform or target given, none in its requests) logs it
+  // as a warning, and `jitwarm warmup` and `cache why` print it, so a
+  // GPU-less build box never warms the CPU reference unsaid.
+  std::string cpu_fallback_reason() const;
   // "cuda:sm_90" for a device; throws JW_ERROR_NO_DEVICE without one.
   std::string target_for(std::string_view platform, int32_t device = 0) const;
 
