@@ -17,21 +17,24 @@ do_not_specialize_on_alignment, constexprs by value); Triton's own
 `kernel.warmup` compiles each into Triton's cache, without a launch. The
 compile hook is Triton's `knobs.runtime.jit_cache_hook` (Triton >= 3.4), or
 `JITFunction.cache_hook` on older 3.x. Triton is imported only when used.
+
+This module is the bridge's public face and its warmup; the rest is by job:
+_triton_schema (parameter kinds, storage-free arguments, dtype names),
+_triton_monitor (the compile hook and seal), _triton_record (record mode's
+manifest entries), _triton_cache (Triton's cache in jitwarm's tiers) and
+_triton_launchers (launchers and driver utilities warmed ahead).
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import os
-import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import (
     CompileKey,
     InvalidArgumentError,
-    JitRefusedError,
     KernelSchema,
     NoDeviceError,
     Status,
@@ -39,98 +42,48 @@ from . import (
     _jitwarm,
     enumerate_warmup_keys,
     manifest_requests,
-    scalar_specialization_rep,
-    IntSpec,
     warmup_inputs_for,
 )
 
 from . import _triton_cache
-from ._triton_launchers import prepare_launch
 from ._triton_cache import (
     CacheManager,
+    _triton,
     cache_counters,
     gpu_target,
     jitwarm_target,
     stop_using_jitwarm_cache,
     use_jitwarm_cache,
 )
+from ._triton_launchers import prepare_launch
+from ._triton_monitor import (
+    counters,
+    install_hook,
+    monitor,
+    reset_counters,
+    seal,
+    sealed,
+    uninstall_hook,
+    unseal,
+)
+from ._triton_monitor import state as _monitor_state
+from ._triton_schema import (
+    MockTensor,
+    constexpr_value,
+    kind_of_annotation,
+    kind_of_value,
+    request_values,
+    short_dtype,
+)
 
 __all__ = [
     "TritonKernel", "TritonWarmupResult", "SpecializationMismatch", "seal", "unseal",
-    "monitor", "counters", "sealed", "install_hook", "uninstall_hook",
+    "monitor", "counters", "reset_counters", "sealed", "install_hook", "uninstall_hook",
     "CacheManager", "use_jitwarm_cache", "stop_using_jitwarm_cache", "cache_counters",
     "jitwarm_target", "gpu_target",
 ]
 
 _log = logging.getLogger("jitwarm.triton")
-
-# Triton's canonical type names for jitwarm's dtypes are jitwarm's short names
-# (bf16, fp16, fp32, i32, u8, i1, ...): jitwarm.dtype_name gives the long name,
-# _SHORT maps it.
-_SHORT = {
-    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-}
-_LONG = {short: long for long, short in _SHORT.items()}
-
-
-def _triton():
-    import triton  # noqa: WPS433  (Triton is a run-time dependency only)
-    return triton
-
-
-# ---------------------------------------------------------------------------
-# The schema of a Triton kernel
-# ---------------------------------------------------------------------------
-def _kind_of_annotation(annotation: str) -> Optional[Dict[str, Any]]:
-    """A parameter's kind from Triton's normalized annotation ('*fp16', 'i32',
-    'fp32', 'constexpr'), or None when it has none."""
-    if not annotation:
-        return None
-    if "constexpr" in annotation:
-        return {"kind": "constexpr"}
-    if annotation.startswith("*"):
-        element = annotation.lstrip("*").lstrip("k")
-        return {"kind": "tensor", "dtypes": [_LONG[element]]} if element in _LONG else {"kind": "tensor"}
-    if annotation in ("i32", "i64", "u64", "i8", "i16", "u8", "u16", "u32"):
-        return {"kind": "int"}
-    if annotation in ("fp16", "bf16", "fp32"):
-        return {"kind": "float"}
-    if annotation == "fp64":
-        return {"kind": "float", "float64": True}
-    return None
-
-
-def _kind_of_value(value: Any) -> Optional[str]:
-    """What a warmup axis value says about its parameter's kind."""
-    if isinstance(value, (list, tuple)):
-        kinds = {_kind_of_value(v) for v in value} - {None}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(value, bool):
-        return "constexpr"
-    if isinstance(value, (int, range)):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, (str, dict, _jitwarm.WarmupTensor)):
-        return "tensor"
-    try:
-        _jitwarm.dtype_name(value)  # a NumPy or torch dtype
-        return "tensor"
-    except Exception:  # noqa: BLE001  (not a dtype: no opinion)
-        return None
-
-
-def _request_values(request: WarmupRequest, name: str) -> List[Any]:
-    values = []
-    if name in request.params:
-        values.append(request.params[name])
-    for group in request.zip:
-        if name in group:
-            values.append(list(group[name]))
-    return values
-
 
 @dataclass
 class SpecializationMismatch:
@@ -165,60 +118,6 @@ class TritonWarmupResult:
     seconds: float = 0.0
 
 
-class _MockTensor:
-    """A storage-free tensor for Triton's warmup: a dtype and a data pointer
-    that is 16-byte aligned or not (one element off), never dereferenced."""
-
-    __slots__ = ("dtype", "_ptr")
-
-    def __init__(self, dtype: Any, aligned: bool, element_size: int) -> None:
-        self.dtype = dtype
-        self._ptr = 0x10000 if aligned else 0x10000 + max(1, element_size)
-
-    def data_ptr(self) -> int:
-        return self._ptr
-
-    def ptr_range(self) -> int:  # Triton's MockTensor has it too
-        return 0
-
-    def __repr__(self) -> str:
-        return f"MockTensor({self.dtype}, ptr={self._ptr:#x})"
-
-
-class _DtypeName:
-    """A dtype Triton's canonicalize_dtype reads (str() ends in the name) when
-    torch is not there to give a real one."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __str__(self) -> str:
-        return "jitwarm." + self.name
-
-    __repr__ = __str__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _DtypeName) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-
-_ELEMENT_SIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2,
-                 "bfloat16": 2, "int32": 4, "uint32": 4, "float32": 4, "int64": 8,
-                 "uint64": 8, "float64": 8}
-
-
-def _triton_dtype(name: str) -> Any:
-    try:
-        import torch  # noqa: WPS433
-        return getattr(torch, name)
-    except (ImportError, AttributeError):
-        return _DtypeName(name)
-
-
 class TritonKernel:
     """One @triton.jit kernel, warmed through jitwarm's requests.
 
@@ -244,7 +143,7 @@ class TritonKernel:
         self.name = name or getattr(kernel, "_fn_name", None) or (
             f"{kernel.fn.__module__}.{kernel.fn.__qualname__}")
         self.hints = dict(params or {})
-        _monitor.names[id(kernel)] = self.name
+        _monitor_state.names[id(kernel)] = self.name
         known = {p.name for p in kernel.params}
         unknown = set(self.hints) - known
         if unknown:
@@ -264,10 +163,10 @@ class TritonKernel:
             if getattr(p, "is_constexpr", False):
                 desc["kind"] = "constexpr"
             else:
-                desc.update(_kind_of_annotation(annotation) or {})
+                desc.update(kind_of_annotation(annotation) or {})
             desc.update(self.hints.get(p.name, {}))
             if "kind" not in desc:
-                kinds = {_kind_of_value(v) for r in requests for v in _request_values(r, p.name)}
+                kinds = {kind_of_value(v) for r in requests for v in request_values(r, p.name)}
                 kinds.discard(None)
                 if len(kinds) != 1:
                     raise InvalidArgumentError(
@@ -344,8 +243,7 @@ class TritonKernel:
         args = {}
         for desc, value in zip(schema.params, warmup_inputs_for(schema, key)):
             if isinstance(value, _jitwarm.WarmupTensor):
-                args[desc.name] = _MockTensor(_triton_dtype(value.dtype), value.aligned,
-                                              _ELEMENT_SIZE[value.dtype])
+                args[desc.name] = MockTensor(value.dtype, value.aligned)
             else:
                 args[desc.name] = value
         return args
@@ -360,7 +258,7 @@ class TritonKernel:
         out = []
         for p in key.params:
             if p.kind == "tensor":
-                out.append(("*" + _SHORT[p.dtype], "D" if p.alignment == "a16" else ""))
+                out.append(("*" + short_dtype(p.dtype), "D" if p.alignment == "a16" else ""))
             elif p.kind == "constexpr":
                 out.append(("constexpr", p.value))
             elif p.int_spec is not None:
@@ -394,7 +292,7 @@ class TritonKernel:
             a_type, a_attr = actual[0], actual[1]
             e_type, e_attr = expected
             if e_type == "constexpr":
-                same = a_type == "constexpr" and _constexpr_value(a_attr) == e_attr
+                same = a_type == "constexpr" and constexpr_value(a_attr) == e_attr
             else:
                 # Triton writes "no attribute" as "" or None, by version.
                 same = a_type == e_type and ("D" in (a_attr or "")) == (e_attr == "D")
@@ -437,17 +335,17 @@ class TritonKernel:
         runs = self._runs(mine, _option_sets(options))
         result = TritonWarmupResult()
         start = time.perf_counter()
-        previous = getattr(_monitor.local, "bridge_warmup", False)
-        _monitor.local.bridge_warmup = True
+        previous = getattr(_monitor_state.local, "bridge_warmup", False)
+        _monitor_state.local.bridge_warmup = True
         try:
             if target is None:
                 self._warm_here(runs, grid, result)
             else:
                 self._warm_for_target(runs, target, result)
         finally:
-            _monitor.local.bridge_warmup = previous
-            with _monitor.lock:
-                _monitor.counts["warmup_compiles"] += result.compiled + result.loaded
+            _monitor_state.local.bridge_warmup = previous
+            with _monitor_state.lock:
+                _monitor_state.counts["warmup_compiles"] += result.compiled + result.loaded
         result.seconds = time.perf_counter() - start
         return result
 
@@ -576,10 +474,6 @@ class TritonKernel:
         return len(kernel_cache)
 
 
-def _constexpr_value(value: Any) -> Any:
-    return getattr(value, "value", value)
-
-
 def _option_sets(options: Union[Dict[str, Any], Sequence[Dict[str, Any]], None]) -> List[Dict[str, Any]]:
     if options is None:
         return [{}]
@@ -619,249 +513,3 @@ def _count_compile(result: TritonWarmupResult, tiers_before: Dict[str, int]) -> 
         result.compiled += 1
 
 
-# ---------------------------------------------------------------------------
-# The monitor: Triton compiles on the launch path after seal
-# ---------------------------------------------------------------------------
-class _Monitor:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.sealed = False
-        self.mode = "off"
-        self.record: Optional[str] = None
-        self.previous_hook: Any = None
-        self.installed = False
-        self.warned: set = set()
-        self.recorded: set = set()
-        # id(JITFunction) -> the name TritonKernel gave it, for recorded entries.
-        self.names: Dict[int, str] = {}
-        self.counts = {"compiles_before_seal": 0, "warmup_compiles": 0,
-                       "compiles_after_seal": 0, "loads_after_seal": 0, "warnings": 0,
-                       "refusals": 0}
-        # Per thread: the bridge's warmup is running (it counts its own
-        # compiles), and a launch's compile waiting for its group lookup.
-        self.local = threading.local()
-
-    def hook(self, *, key: Any, repr: str, fn: Any, compile: Any, is_manual_warmup: bool,
-             already_compiled: bool, **extra: Any) -> Optional[bool]:
-        with self.lock:
-            self.local.pending = None
-            if is_manual_warmup:
-                if not getattr(self.local, "bridge_warmup", False):
-                    self.counts["warmup_compiles"] += 1
-            elif not self.sealed:
-                self.counts["compiles_before_seal"] += 1
-            elif _triton_cache.in_use():
-                # Triton calls the hook on a miss of its in-memory cache; with
-                # jitwarm's tiers under it, the group lookup that follows tells
-                # a load (found) from a compile (_on_group_lookup).
-                self.local.pending = (key, fn, compile, repr)
-            else:
-                self.compile_after_seal(key, fn, compile, repr)
-        if self.previous_hook is not None:
-            return self.previous_hook(key=key, repr=repr, fn=fn, compile=compile,
-                                      is_manual_warmup=is_manual_warmup,
-                                      already_compiled=already_compiled, **extra)
-        return None
-
-    def compile_after_seal(self, key: Any, fn: Any, compile: Any, repr: str) -> None:
-        """A compile on the launch path after seal: counted, recorded, then
-        refused (raises JitRefusedError) or warned about by mode. Holds the
-        lock."""
-        self.counts["compiles_after_seal"] += 1
-        if self.record and str(key) not in self.recorded:
-            self.recorded.add(str(key))
-            with open(self.record, "a") as out:
-                out.write(_manifest_entry(fn, compile, repr) + "\n")
-        if self.mode == "error":
-            self.counts["refusals"] += 1
-            raise JitRefusedError(
-                f"JIT monitor: refusing to compile Triton kernel {_describe_compile(fn, compile, repr)} "
-                "on the launch path after warmup was sealed (warm this specialization, or set "
-                "the monitor to warn)", Status.JIT_REFUSED)
-        if self.mode == "warn" and str(key) not in self.warned:
-            self.warned.add(str(key))
-            self.counts["warnings"] += 1
-            _log.warning("JIT monitor: compiling Triton kernel %s on the launch path "
-                         "after warmup", _describe_compile(fn, compile, repr))
-
-    def on_group_lookup(self, filename: str, found: bool) -> None:
-        pending = getattr(self.local, "pending", None)
-        if pending is None:
-            return
-        self.local.pending = None
-        with self.lock:
-            if found:
-                self.counts["loads_after_seal"] += 1
-            else:
-                self.compile_after_seal(*pending)
-
-
-_monitor = _Monitor()
-_triton_cache.group_observer = _monitor.on_group_lookup
-
-# The options a refusal names, of those Triton's compile info carries.
-_DESCRIBED_OPTIONS = ("num_warps", "num_ctas", "num_stages", "maxnreg", "enable_fp_fusion",
-                      "launch_cooperative_grid", "debug")
-
-
-def _describe_compile(fn: Any, compile: Any, fallback: str) -> str:
-    """A compile as a person reads it: the kernel, every argument's
-    specialization (type, 16-divisibility, constexpr values) and the
-    options, from the hook's compile info (Triton >= 3.2: signature by name,
-    constants and attributes by argument path). Triton's own repr where the
-    info has another layout."""
-    try:
-        jit_function = getattr(fn, "jit_function", None)
-        name = _monitor.names.get(id(jit_function)) or getattr(fn, "name", None) or str(fn)
-        constants = compile.get("constants") or {}
-        attrs = (compile.get("configs") or [{}])[0]
-        arguments = []
-        for index, (param, ty) in enumerate(compile["signature"].items()):
-            param_name = getattr(param, "name", param)
-            if ty == "constexpr":
-                arguments.append(f"{param_name}: constexpr={_constexpr_value(constants.get((index,)))!r}")
-                continue
-            divisible = any(a[0] == "tt.divisibility" for a in attrs.get((index,), []))
-            if ty.startswith("*"):
-                arguments.append(f"{param_name}: {ty}" + (" (16-byte aligned)" if divisible else ""))
-            else:
-                arguments.append(f"{param_name}: {ty}" + (" (divisible by 16)" if divisible else ""))
-        options = [f"{k}={compile[k]!r}" for k in _DESCRIBED_OPTIONS if k in compile]
-        return f"{name}({', '.join(arguments)})" + (f" with {', '.join(options)}" if options else "")
-    except Exception:  # noqa: BLE001  (an unknown layout: Triton's own words)
-        return fallback
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int) and not -(2**63) <= value < 2**63:
-        return f'"{value}"'  # beyond TOML's integers, as the manifest takes them
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _manifest_entry(fn: Any, compile: Any, description: str) -> str:
-    """A manifest entry that warms the specialization Triton was asked to
-    compile (record mode), from the hook's compile info (Triton >= 3.2: a
-    signature by name, constants and attributes by argument path). Anything
-    it cannot read becomes a comment naming the compile."""
-    try:
-        jit_function = getattr(fn, "jit_function", None)
-        name = _monitor.names.get(id(jit_function)) or (
-            f"{fn.module}.{fn.name}" if hasattr(fn, "module") else str(fn))
-        signature = compile["signature"]
-        constants = compile.get("constants") or {}
-        attrs = (compile.get("configs") or [{}])[0]
-        lines = ["[[kernel]]", f"name = {_toml_value(name)}", "[kernel.params]"]
-        for index, (param, ty) in enumerate(signature.items()):
-            divisible = any(a[0] == "tt.divisibility" for a in attrs.get((index,), []))
-            if ty == "constexpr":
-                value = _constexpr_value(constants[(index,)])
-                if value is not None:
-                    lines.append(f"{param} = {_toml_value(value)}")
-            elif ty.startswith("*"):
-                dtype = _LONG[ty.lstrip("*").lstrip("k")]
-                lines.append(f'{param} = {{ dtype = "{dtype}", aligned = {_toml_value(divisible)} }}')
-            elif ty in ("i32", "i64", "u64"):
-                rep = scalar_specialization_rep(IntSpec(ty, "div16" if divisible else "none"))
-                lines.append(f"{param} = {_toml_value(rep)}")
-            elif ty.startswith(("fp", "bf")):
-                lines.append(f"{param} = 0.0")
-            else:
-                raise ValueError(ty)
-        return "\n".join(lines) + "\n"
-    except Exception:  # noqa: BLE001  (an unknown layout: keep the compile's name)
-        return f"# Triton compile after seal, not expressible as an entry: {description}\n"
-
-
-def _hook_slot():
-    """(object, attribute) of Triton's compile hook: knobs.runtime.jit_cache_hook
-    (3.4+), else JITFunction.cache_hook (3.0-3.3)."""
-    triton = _triton()
-    knobs = getattr(triton, "knobs", None)
-    runtime = getattr(knobs, "runtime", None)
-    if runtime is not None and hasattr(runtime, "jit_cache_hook"):
-        return runtime, "jit_cache_hook"
-    from triton.runtime.jit import JITFunction  # noqa: WPS433
-    if hasattr(JITFunction, "cache_hook"):
-        return JITFunction, "cache_hook"
-    raise InvalidArgumentError("this Triton has no compile hook the bridge knows "
-                               "(knobs.runtime.jit_cache_hook or JITFunction.cache_hook)",
-                               Status.UNSUPPORTED)
-
-
-def install_hook() -> None:
-    """Puts the monitor on Triton's compile hook (chaining to a hook already
-    there). seal() does it; counting compiles before seal needs it earlier."""
-    with _monitor.lock:
-        if _monitor.installed:
-            return
-        owner, attr = _hook_slot()
-        _monitor.previous_hook = getattr(owner, attr, None)
-        setattr(owner, attr, _monitor.hook)
-        _monitor.installed = True
-
-
-def uninstall_hook() -> None:
-    """Restores Triton's compile hook as it was."""
-    with _monitor.lock:
-        if not _monitor.installed:
-            return
-        owner, attr = _hook_slot()
-        setattr(owner, attr, _monitor.previous_hook)
-        _monitor.previous_hook = None
-        _monitor.installed = False
-
-
-def seal(mode: str = "error", *, record: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
-    """From now on a Triton compile on a launch goes to the monitor: 'off'
-    (counted), 'warn' (logged once per key on the 'jitwarm.triton' logger),
-    'error' (refused: the launch raises JitRefusedError and compiles nothing).
-    record: append each such compile's signature to this file."""
-    if mode not in ("off", "warn", "error"):
-        raise InvalidArgumentError(f"unknown JIT monitor mode '{mode}' (use off, warn or error)",
-                                   Status.INVALID_ARGUMENT)
-    install_hook()
-    with _monitor.lock:
-        _monitor.sealed, _monitor.mode = True, mode
-        _monitor.record = os.fspath(record) if record is not None else None
-
-
-def unseal() -> None:
-    """Ends the seal (compiles are counted as before it)."""
-    with _monitor.lock:
-        _monitor.sealed = False
-
-
-def sealed() -> bool:
-    return _monitor.sealed
-
-
-@contextlib.contextmanager
-def monitor(mode: str, *, record: Optional[Union[str, "os.PathLike[str]"]] = None) -> Iterator[None]:
-    """Sealed with `mode` within the block; the previous state on exit."""
-    with _monitor.lock:
-        previous = (_monitor.sealed, _monitor.mode, _monitor.record)
-    seal(mode, record=record)
-    try:
-        yield
-    finally:
-        with _monitor.lock:
-            _monitor.sealed, _monitor.mode, _monitor.record = previous
-
-
-def counters() -> Dict[str, int]:
-    """Triton compiles seen by the hook: before seal, by warmup, after seal
-    (launch path), and the monitor's warnings and refusals."""
-    with _monitor.lock:
-        return dict(_monitor.counts)
-
-
-def reset_counters() -> None:
-    with _monitor.lock:
-        for k in _monitor.counts:
-            _monitor.counts[k] = 0
-        _monitor.warned.clear()
-        _monitor.recorded.clear()

@@ -762,6 +762,17 @@ strides means compact row-major.)doc")
       [](py::handle dtype) { return dtype_to_python(dtype_from(dtype)); },
       py::arg("dtype"),
       "The jitwarm name of a dtype given as a name, a NumPy or a torch dtype.");
+  m.def(
+      "dtype_short_name",
+      [](py::handle dtype) {
+        return std::string(jitwarm::dtype_short_name(dtype_from(dtype)));
+      },
+      py::arg("dtype"),
+      "The short name of a dtype as compile-key text writes it (bf16, fp32, "
+      "i64, ...: Triton's names too).");
+  m.def(
+      "dtype_size", [](py::handle dtype) { return jitwarm::dtype_size(dtype_from(dtype)); },
+      py::arg("dtype"), "The size of one element of a dtype, in bytes.");
 }
 
 }  // namespace jitwarm::python

@@ -107,6 +107,16 @@ def test_given_dtype_names_then_every_spelling_maps_to_one_name():
         jitwarm.dtype_name(np.complex64)
 
 
+def test_given_a_dtype_then_its_short_name_and_size_are_the_cores():
+    import numpy as np
+    assert [jitwarm.dtype_short_name(d) for d in ("bool", "bfloat16", np.float16, "float32",
+                                                    "int64", "uint8")] == \
+        ["i1", "bf16", "fp16", "fp32", "i64", "u8"]
+    assert [jitwarm.dtype_size(d) for d in ("bool", "bf16", "float64", np.int32)] == [1, 2, 8, 4]
+    with pytest.raises(jitwarm.InvalidArgumentError, match="is not a dtype"):
+        jitwarm.dtype_short_name(3)
+
+
 def test_given_a_layout_generic_schema_then_warmup_tensor_strides_enter_the_key():
     schema = jitwarm.KernelSchema("ns.copy", [
         {"name": "x", "kind": "tensor", "dtypes": ["float32"], "rank": 2,
