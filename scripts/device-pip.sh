@@ -19,6 +19,8 @@ if [[ ! -f "${wheels[0]}" ]]; then
   echo "no $abi wheel in .carry/wheels (scripts/build-wheel.sh makes them): $(ls .carry/wheels 2>&1)" >&2
   exit 1
 fi
+# pip refuses a manylinux_2_36 wheel below glibc 2.36: say what this has.
+$py -c 'import platform, sys; print("python", sys.version.split()[0], "glibc", platform.libc_ver()[1])' >&2
 rm -rf "$target"
 env -u LD_LIBRARY_PATH $py -m pip install --no-index --no-deps --no-cache-dir \
   --target "$target" "${wheels[@]}" >&2

@@ -185,7 +185,7 @@ if want python; then
       unset LD_LIBRARY_PATH JITWARM_PLUGIN_PATH
       for elf in "$site"/jitwarm/_jitwarm*.so "$site"/jitwarm/lib/libjitwarm.so \
                  "$site"/jitwarm/lib/jitwarm/plugins/*.so "$site"/jitwarm/bin/jitwarm; do
-        echo "$(basename "$elf"): $(ldd "$elf" | awk '{print $1}' | tr '\n' ' ')"
+        echo "$(basename "$elf"): $(ldd "$elf" | awk '{print ($3 ~ /^\// ? $3 : $1)}' | tr '\n' ' ')"
       done | tee -a "$OUT/python.txt"
       python3 -c 'import os, torch, jitwarm; print("jitwarm from", jitwarm.__file__); print(jitwarm.install_location()); print("JITWARM_VENDOR_LIBRARY_PATH=" + os.environ.get("JITWARM_VENDOR_LIBRARY_PATH", "")); print(jitwarm.Runtime().load_plugins().to_text())' 2>&1 | tee -a "$OUT/python.txt"
       "$site/jitwarm/bin/jitwarm" plugins 2>&1 | grep -E "searched|loaded|platform cuda|CPUs" | tee -a "$OUT/python.txt"
