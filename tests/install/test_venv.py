@@ -135,8 +135,6 @@ print(json.dumps({"held": held, "compiled": warmed.compiled, "exported": exporte
 # imported (it would bind to whatever copy the process has).
 LINKED_IN_SYMBOL = re.compile(r"^(ZSTD_|ZDICT_|ZBUFF_|HUF_|FSE_|redis|sds|XXH|"
                               r"_ZN\w*3fmt|_ZN\w*5boost)")
-
-
 # But for zstd's tracing hooks, weak and undefined in its archive as in
 # libzstd.so: an application may define them to trace zstd's calls (none of
 # torch's libraries does); undefined, zstd calls nothing.
