@@ -3,8 +3,8 @@
 # benchmarks) plus the few shared libraries it needs from this machine
 # (libfmt, libhiredis, libzstd, libstdc++, libgcc_s), so the build can be
 # copied to a GPU machine that has a CUDA driver but none of our build
-# dependencies, and run there. Also .carry/sysroot: what a pip build of the
-# package needs there (scripts/device-pip.sh).
+# dependencies, and run there. Also .carry/wheels: the package's wheel for
+# that machine's Python (scripts/device-pip.sh installs it there).
 #
 #   export LD_LIBRARY_PATH=$PWD/build-device/runtime-libs:$LD_LIBRARY_PATH
 #   export JITWARM_PLUGIN_PATH=$PWD/build-device/plugins/reference-cpu:$PWD/build-device/plugins/cuda
@@ -41,30 +41,10 @@ copy_built . \( -name '*.p' -o -name 'meson-*' -o -name fuzz -o -path ./tests \)
 copy_built "${device_tests[@]}" -name '*.p' -prune -o -type f ! -name '*.a'
 du -sh build-device .carry/build-device
 
-# The build dependencies the GPU machine lacks, for a pip build of the
-# package there (scripts/device-pip.sh): the headers of our dependencies that
-# this build included (boost's configuration whole, since it picks headers by
-# compiler version), the libraries it links, their pkg-config files,
-# pkgconf, and meson-python with pyproject-metadata (pure Python).
-sys=.carry/sysroot
-rm -rf "$sys"
-mkdir -p "$sys/usr/include" "$sys/usr/lib/x86_64-linux-gnu/pkgconfig" "$sys/bin" "$sys/python"
-ninja -C build-device -t deps |
-  grep -oE '/usr/include/((fmt|toml\+\+|nlohmann|boost|hiredis|dlpack)/[^ ]+|(xxhash|zstd|zstd_errors|zdict)\.h)' |
-  sort -u | while read -r header; do install -D -m644 "$header" "$sys$header"; done
-cp -r /usr/include/boost/config /usr/include/boost/predef "$sys/usr/include/boost/"
-lib=/usr/lib/x86_64-linux-gnu
-for so in libfmt.so.9 libzstd.so.1 libhiredis.so.0.14; do
-  cp -L "$lib/$so" "$sys$lib/"
-  ln -sf "$so" "$sys$lib/${so%%.so.*}.so"
-done
-cp "$lib/libboost_program_options.a" "$sys$lib/"
-for pc in fmt tomlplusplus libxxhash libzstd hiredis; do
-  cp "$lib/pkgconfig/$pc.pc" "$sys$lib/pkgconfig/"
-done
-cp /usr/share/pkgconfig/nlohmann_json.pc "$sys$lib/pkgconfig/"
-cp /usr/bin/pkgconf "$sys/bin/"
-cp -L "$lib/libpkgconf.so.3" "$sys$lib/"
-cp -r /usr/lib/python3/dist-packages/mesonpy /usr/lib/python3/dist-packages/pyproject_metadata \
-  "$sys/python/"
-du -sh "$sys"
+# The jitwarm wheel for the GPU machine's python3 (the torch venv, Python
+# 3.12), which scripts/device-pip.sh installs there with pip alone: no
+# build there, no compiler, no LD_LIBRARY_PATH. DEVICE_PYTHON names this machine's
+# CPython of that version (pyenv's by default).
+rm -rf .carry/wheels .carry/sysroot
+scripts/build-wheel.sh "${DEVICE_PYTHON:-/root/.pyenv/versions/3.12.1/bin/python3.12}" .carry/wheels
+du -sh .carry/wheels/*

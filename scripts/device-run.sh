@@ -168,33 +168,45 @@ if want token-variants; then
 fi
 
 if want python; then
-  echo "== Python: the package pip builds here for this machine's python3 (the torch venv)" | tee "$OUT/python.txt"
-  if site=$(bash scripts/device-pip.sh /tmp/jitwarm-site 2>>"$OUT/python-build.txt"); then
-    tail -2 "$OUT/python-build.txt" | tee -a "$OUT/python.txt"
-    # The package from pip, not the build: its own libjitwarm and plugins.
-    # Its libraries besides libstdc++ (this python3 brings a newer one)
-    # come from the sysroot.
-    export PYTHONPATH=$site
-    export LD_LIBRARY_PATH=$(bash scripts/device-pip.sh --libraries):/usr/local/cuda/lib64
-    unset JITWARM_PLUGIN_PATH
-    python3 -c 'import os, torch, jitwarm; print("jitwarm from", jitwarm.__file__); print(jitwarm.install_location()); print("JITWARM_VENDOR_LIBRARY_PATH=" + os.environ.get("JITWARM_VENDOR_LIBRARY_PATH", "")); print(jitwarm.Runtime().load_plugins().to_text())' 2>&1 | tee -a "$OUT/python.txt"
-    "$site/bin/jitwarm" plugins 2>&1 | grep -E "searched|loaded|platform cuda" | tee -a "$OUT/python.txt"
-    python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
-    python3 bench/torch_query_costs.py 2>&1 | tee -a "$OUT/python.txt"
-    # The whole package suite under this Python (3.12, NumPy 2, torch),
-    # test_torch_cuda.py included: here it launches for real. The plugin
-    # path is the package's own plugin directory.
-    JITWARM_PLUGIN_PATH=$site/jitwarm/lib/jitwarm/plugins \
-    JITWARM_TEST_REFERENCE_PLUGIN_DIR=$PWD/build-device/plugins/reference-cpu \
-    JITWARM_TEST_FAKE_PLUGIN_DIR=$PWD/build-device/tests/plugins \
-    JITWARM_TEST_SOURCE_ROOT=$PWD JITWARM_LOG_LEVEL=error \
-      python3 -m pytest -q -p no:cacheprovider -rs tests/python 2>&1 | tail -15 | tee -a "$OUT/python.txt"
-    python3 bench/triton_bridge_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
-    # One cache for Triton's kernels and jitwarm's: tuned on the GPU, warmed
-    # with the GPU hidden, one bundle, a fleet node that compiles nothing.
-    python3 bench/triton_cache_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
+  # The wheel built on the build machine (.carry/wheels, scripts/device-bundle.sh),
+  # installed with pip alone, as a user of this torch venv would: no
+  # build here, no compiler, no LD_LIBRARY_PATH (unset for the whole
+  # section). NVRTC comes from torch's nvidia packages or the CUDA toolkit.
+  echo "== Python: the wheel built for this machine's python3 (the torch venv), installed with pip" | tee "$OUT/python.txt"
+  if site=$(env -u LD_LIBRARY_PATH bash scripts/device-pip.sh /tmp/jitwarm-site 2>>"$OUT/python-install.txt"); then
+    tail -2 "$OUT/python-install.txt" | tee -a "$OUT/python.txt"
+    ls -l .carry/wheels/*.whl | tee -a "$OUT/python.txt"
+    # Each test's reference plugin: the wheel's own, alone in a directory.
+    reference=/tmp/jitwarm-reference-plugin
+    rm -rf "$reference" && mkdir -p "$reference"
+    cp "$site/jitwarm/lib/jitwarm/plugins/libjitwarm-reference-cpu.so" "$reference/"
+    (
+      export PYTHONPATH=$site
+      unset LD_LIBRARY_PATH JITWARM_PLUGIN_PATH
+      for elf in "$site"/jitwarm/_jitwarm*.so "$site"/jitwarm/lib/libjitwarm.so \
+                 "$site"/jitwarm/lib/jitwarm/plugins/*.so "$site"/jitwarm/bin/jitwarm; do
+        echo "$(basename "$elf"): $(ldd "$elf" | awk '{print ($3 ~ /^\// ? $3 : $1)}' | tr '\n' ' ')"
+      done | tee -a "$OUT/python.txt"
+      python3 -c 'import os, torch, jitwarm; print("jitwarm from", jitwarm.__file__); print(jitwarm.install_location()); print("JITWARM_VENDOR_LIBRARY_PATH=" + os.environ.get("JITWARM_VENDOR_LIBRARY_PATH", "")); print(jitwarm.Runtime().load_plugins().to_text())' 2>&1 | tee -a "$OUT/python.txt"
+      "$site/jitwarm/bin/jitwarm" plugins 2>&1 | grep -E "searched|loaded|platform cuda|CPUs" | tee -a "$OUT/python.txt"
+      python3 bench/python_launch_overhead.py --platform all 2>&1 | tee -a "$OUT/python.txt"
+      python3 bench/torch_query_costs.py 2>&1 | tee -a "$OUT/python.txt"
+      # The whole package suite under this Python (3.12, NumPy 2, torch),
+      # test_torch_cuda.py included: here it launches for real. The plugin
+      # path is the package's own plugin directory; the fake plugins of
+      # the loader tests are the build's (they link nothing but libstdc++).
+      JITWARM_PLUGIN_PATH=$site/jitwarm/lib/jitwarm/plugins \
+      JITWARM_TEST_REFERENCE_PLUGIN_DIR=$reference \
+      JITWARM_TEST_FAKE_PLUGIN_DIR=$PWD/build-device/tests/plugins \
+      JITWARM_TEST_SOURCE_ROOT=$PWD JITWARM_LOG_LEVEL=error \
+        python3 -m pytest -q -p no:cacheprovider -rs tests/python 2>&1 | tail -15 | tee -a "$OUT/python.txt"
+      python3 bench/triton_bridge_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
+      # One cache for Triton's kernels and jitwarm's: tuned on the GPU, warmed
+      # with the GPU hidden, one bundle, a fleet node that compiles nothing.
+      python3 bench/triton_cache_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
+    )
   else
-    echo "pip could not build the package:"; tail -30 "$OUT/python-build.txt"
+    echo "pip could not install the wheel:"; tail -30 "$OUT/python-install.txt"
   fi
 fi
 

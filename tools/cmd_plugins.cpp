@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "usable_cpus.hpp"
 
 namespace jitwarm::cli {
 
@@ -40,6 +41,9 @@ int cmd_plugins(const std::vector<std::string>& args) {
   load.strict = false;  // report everything, then decide
   load.isolate = load.isolate || isolated;
   const PluginLoadReport report = runtime.load_plugins(load);
+  // The default of warmup's --jobs and of the CUDA plugin's compile
+  // threads (JITWARM_CUDA_COMPILE_THREADS=0).
+  const detail::UsableCpus& cpus = detail::usable_cpus();
   if (json) {
     nlohmann::json j = nlohmann::json::parse(report.to_json());
     j["platforms"] = nlohmann::json::array();
@@ -51,6 +55,10 @@ int cmd_plugins(const std::vector<std::string>& args) {
                                 {"detail", p.detail},
                                 {"origin", p.origin}});
     }
+    j["cpus"] = {{"usable", cpus.count},
+                 {"host", cpus.host},
+                 {"affinity", cpus.affinity},
+                 {"quota", cpus.quota}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << report.to_text();
@@ -62,6 +70,8 @@ int cmd_plugins(const std::vector<std::string>& args) {
                           : std::string("unavailable"),
           p.detail.empty() ? "" : " (" + p.detail + ")");
     }
+    std::cout << "CPUs for warmup jobs and compile threads: " << cpus.describe()
+              << "\n";
   }
   return plugins.strict && report.rejected_count() > 0 ? kExitFailures
                                                        : kExitOk;

@@ -19,6 +19,7 @@
 
 #include "cli.hpp"
 #include "names.hpp"
+#include "usable_cpus.hpp"
 #include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
@@ -132,9 +133,25 @@ void print_failure(const WarmupKeyResult& k) {
   }
 }
 
+// How many keys compiled at once, and why that many: "--jobs" or what
+// limited the default (usable_cpus.hpp).
+struct JobsUsed {
+  unsigned count = 1;
+  std::string text;  // "4 (CPU quota 4 of 128 cores)", "8 (--jobs)"
+};
+
+JobsUsed jobs_used(const Count& jobs) {
+  if (jobs.value != 0) {
+    return {jobs.value, std::to_string(jobs.value) + " (--jobs)"};
+  }
+  const detail::UsableCpus& cpus = detail::usable_cpus();
+  return {std::min(cpus.count, Count::kMaxCount), cpus.describe()};
+}
+
 void print_result(const std::vector<CompileKey>& keys,
                   const WarmupResult& result, const CacheSettings& cache,
-                  const Shard& shard, const std::string& fallback, bool json) {
+                  const Shard& shard, const JobsUsed& jobs,
+                  const std::string& fallback, bool json) {
   const std::vector<TargetTally> targets = tally_by_target(keys, result);
   const Persistence kept = persistence_of(cache, remote_outcome(result));
   if (json) {
@@ -144,6 +161,7 @@ void print_result(const std::vector<CompileKey>& keys,
     j["cached"] = result.cached;
     j["failed"] = result.failed;
     j["seconds"] = result.seconds;
+    j["jobs"] = jobs.count;
     j["cache_dir"] = cache.directory;
     j["remote_cache"] = cache.remote_display;
     j["saved_to"] = kept.kept_in;
@@ -188,6 +206,7 @@ void print_result(const std::vector<CompileKey>& keys,
       targets.size() == 1 ? " for " + targets.front().target : "",
       shard.count > 1 ? fmt::format(" (shard {})", shard.text()) : "",
       result.compiled, result.cached, result.failed, result.seconds);
+  std::cout << "jobs: " << jobs.text << "\n";
   if (!fallback.empty()) std::cout << "note: " << fallback << "\n";
   if (!kept.kept_in.empty()) {
     std::cout << fmt::format(
@@ -205,7 +224,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
   PluginOptions plugins;
   std::vector<std::string> manifests, targets, device_kinds;
   std::string platform, cache_dir, remote_cache, parallel = "processes";
-  Count jobs;
+  Count jobs{0};   // 0: not given, the CPUs this process may use
   Count batch{0};  // 0: not given, each implementation's preference
   Shard shard;
   bool json = false, quiet = false, dry_run = false, no_cache_dir = false,
@@ -240,7 +259,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
       "no-remote-cache", po::bool_switch(&no_remote_cache),
       "no remote cache, whatever $JITWARM_REMOTE_CACHE says")(
       "jobs,j", po::value(&jobs),
-      "compile this many keys at once (1 to 1024; default 1)")(
+      "compile this many keys at once (1 to 1024; default: the CPUs this "
+      "process may use, its CPU quota and affinity mask)")(
       "parallel", po::value(&parallel),
       "how --jobs runs: processes (default) or threads")(
       "batch", po::value(&batch),
@@ -300,7 +320,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
   Progress progress(quiet || json          ? Progress::Style::none
                     : stderr_is_terminal() ? Progress::Style::bar
                                            : Progress::Style::lines);
-  warmup_options.jobs = jobs.value;
+  const JobsUsed used = jobs_used(jobs);
+  warmup_options.jobs = used.count;
   warmup_options.parallel = parallel == "processes"
                                 ? WarmupParallelism::processes
                                 : WarmupParallelism::threads;
@@ -322,12 +343,13 @@ int cmd_warmup(const std::vector<std::string>& args) {
     if (!other_keys.empty()) {
       others.count_outcomes();
       others.seconds = result.seconds;
-      print_result(other_keys, others, runtime->cache_settings(), shard,
+      print_result(other_keys, others, runtime->cache_settings(), shard, used,
                    fallback, json);
     }
     return kExitEnvironment;
   }
-  print_result(keys, result, runtime->cache_settings(), shard, fallback, json);
+  print_result(keys, result, runtime->cache_settings(), shard, used, fallback,
+               json);
   const Persistence kept =
       persistence_of(runtime->cache_settings(), remote_outcome(result));
   const int kept_code = report_persistence("warmup", kept, result.compiled > 0);

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "usable_cpus.hpp"
 #include "vendor_library.hpp"
 
 namespace jitwarm::cuda {
@@ -57,6 +58,19 @@ std::vector<std::string> without_split(
     if (option.rfind("--split-compile", 0) != 0) kept.push_back(option);
   }
   return kept;
+}
+
+// `options` with "--split-compile=0" (as many threads as NVRTC sees on the
+// host) made the threads this process may use: in a container limited to 4
+// CPUs of 128 NVRTC would start 128. The fingerprinted options keep the 0,
+// so a key's fingerprint does not depend on the machine that compiles it.
+std::vector<std::string> with_usable_threads(std::vector<std::string> options) {
+  for (std::string& option : options) {
+    if (option == "--split-compile=0") {
+      option = "--split-compile=" + std::to_string(detail::usable_cpus().count);
+    }
+  }
+  return options;
 }
 
 }  // namespace
@@ -184,8 +198,8 @@ void NvrtcCompiler::set_compile_threads(std::string_view threads) {
     throw plugin::PluginError(
         JW_ERROR_INVALID_ARGUMENT,
         "JITWARM_CUDA_COMPILE_THREADS is '" + std::string(threads) +
-            "': use 0 (as many threads as the machine has), 1 (one thread) "
-            "or another count up to " +
+            "': use 0 (as many threads as this process may use), 1 (one "
+            "thread) or another count up to " +
             std::to_string(kMaxCompileThreads));
   }
   compile_threads_ = count;
@@ -264,8 +278,9 @@ gpu::CompiledProgram NvrtcCompiler::run_nvrtc(
     check(api_.nvrtcAddNameExpression(handle.get(), expression.c_str()),
           "nvrtcAddNameExpression");
   }
+  const std::vector<std::string> run_options = with_usable_threads(options);
   std::vector<const char*> option_texts;
-  for (const std::string& option : options) {
+  for (const std::string& option : run_options) {
     option_texts.push_back(option.c_str());
   }
   const nvrtcResult compiled = api_.nvrtcCompileProgram(
@@ -358,9 +373,9 @@ gpu::CompiledProgram NvrtcCompiler::compile_linked_apart(
       }
     }
   };
-  const unsigned machine = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t threads = std::min<std::size_t>(
-      count, compile_threads_ == 0 ? machine : compile_threads_);
+      count,
+      compile_threads_ == 0 ? detail::usable_cpus().count : compile_threads_);
   {
     std::vector<std::jthread> helpers;
     for (std::size_t t = 1; t < threads; ++t) {

@@ -66,8 +66,9 @@ class NvrtcCompiler final : public gpu::RtcCompiler {
 
   // How many threads one compile may use: NVRTC's --split-compile (CUDA
   // 12.8 and later), which optimizes and assembles the kernels of one
-  // program (a batch) on several threads. 0, the default: as many as the
-  // machine has (NVRTC's choice), which compiled the kernel set 1.5-1.7x
+  // program (a batch) on several threads. 0, the default: as many as this
+  // process may use (usable_cpus.hpp: its CPU quota and affinity mask, not
+  // the host's cores), which compiled the kernel set 1.5-1.7x
   // faster in one process on the H200 host and cost nothing when 16 warmup
   // processes already used every core; 1: one thread, no option passed (as
   // before this setting). Set from JITWARM_CUDA_COMPILE_THREADS

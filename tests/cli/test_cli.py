@@ -284,6 +284,29 @@ def group_warmup():
               and plan["plan"][0]["implementation"] == "reference-cpu"
               and not cache_files(cache), out[:300] + err)
 
+        # The default --jobs is the CPUs the process may use: here the one
+        # CPU of the affinity mask its children inherit from this test.
+        cpus = os.sched_getaffinity(0)
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, {min(cpus)})
+            try:
+                code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                                     "--no-cache-dir", "--quiet")
+                _, listed, _ = run("plugins")
+            finally:
+                os.sched_setaffinity(0, cpus)
+            check("with one CPU in its affinity mask, warmup runs one job by default and "
+                  "says why, as `jitwarm plugins` does",
+                  code == 0 and "\njobs: 1 (affinity mask 1 of " in out
+                  and "CPUs for warmup jobs and compile threads: 1 (affinity mask 1 of "
+                  in listed, out + err + listed)
+            code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
+                                 "--no-cache-dir", "--quiet", "--jobs", "3")
+            check("warmup --jobs 3 runs 3 jobs and says so", code == 0 and
+                  "\njobs: 3 (--jobs)\n" in out, out + err)
+        else:
+            skip("the default --jobs from the affinity mask", "this machine has one CPU")
+
         # Exit code 0.
         code, out, _ = run("warmup", "--manifest", MANIFEST, "--platform", "cpu",
                            "--cache-dir", cache, "--json")
@@ -955,8 +978,9 @@ def group_fleet():
               code == 0 and "0 compiled, 169 already cached" in out, out + err)
 
         server.kill()
+        # One process (each worker process finds the server gone for itself).
         code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
-                             "--remote-cache", server.url, "--cache-dir",
+                             "--jobs", "1", "--remote-cache", server.url, "--cache-dir",
                              os.path.join(work, "after"), env={"JITWARM_LOG_LEVEL": "warning"})
         check("with the server gone, warmup compiles locally, warns once and says nothing "
               "reached it (exit 4)",
