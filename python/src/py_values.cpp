@@ -771,7 +771,8 @@ strides means compact row-major.)doc")
       "The short name of a dtype as compile-key text writes it (bf16, fp32, "
       "i64, ...: Triton's names too).");
   m.def(
-      "dtype_size", [](py::handle dtype) { return jitwarm::dtype_size(dtype_from(dtype)); },
+      "dtype_size",
+      [](py::handle dtype) { return jitwarm::dtype_size(dtype_from(dtype)); },
       py::arg("dtype"), "The size of one element of a dtype, in bytes.");
 }
 
