@@ -6,9 +6,9 @@
 #   bash scripts/device-run.sh [SECTION...]   (default: all sections)
 #
 # Sections: check conformance example bandwidth tune tune-cli launch turns bandwidth-turns
-# token-variants python warmup ('turns' and 'bandwidth-turns' need
-# .carry/baseline from scripts/device-baseline.sh; they and 'token-variants'
-# are not in the default list)
+# token-variants python fleet-start warmup ('turns' and 'bandwidth-turns' need
+# .carry/baseline from scripts/device-baseline.sh; they, 'token-variants' and
+# 'fleet-start' are not in the default list)
 set -u
 # The slim copy scripts/device-bundle.sh carries (.carry/build-device).
 [[ -e build-device ]] || ln -s .carry/build-device build-device
@@ -204,6 +204,24 @@ if want python; then
       # One cache for Triton's kernels and jitwarm's: tuned on the GPU, warmed
       # with the GPU hidden, one bundle, a fleet node that compiles nothing.
       python3 bench/triton_cache_check.py 2>&1 | tail -25 | tee -a "$OUT/python.txt"
+    )
+  else
+    echo "pip could not install the wheel:"; tail -30 "$OUT/python-install.txt"
+  fi
+fi
+
+if want fleet-start; then
+  # A fleet node ready (issue 51): a fresh process from import to every
+  # Triton specialization launched once and jitwarm's kernel set loaded, from
+  # Triton's own cache, jitwarm's disk tier, a bundle, and cold, in turns
+  # (bench/triton_fleet_start.py). The wheel, installed as in 'python'.
+  echo "== a fleet node ready: Triton's cache, jitwarm's disk tier, a bundle, cold" | tee "$OUT/fleet-start.txt"
+  if site=$(env -u LD_LIBRARY_PATH bash scripts/device-pip.sh /tmp/jitwarm-site 2>>"$OUT/python-install.txt"); then
+    (
+      export PYTHONPATH=$site
+      unset LD_LIBRARY_PATH JITWARM_PLUGIN_PATH JITWARM_NO_CACHE_DIR
+      python3 bench/triton_fleet_start.py --rounds 3 --json-file "$OUT/fleet-start.json" 2>&1 |
+        tee -a "$OUT/fleet-start.txt"
     )
   else
     echo "pip could not install the wheel:"; tail -30 "$OUT/python-install.txt"
