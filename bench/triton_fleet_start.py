@@ -26,7 +26,7 @@ Each node run splits its time by where it goes (exclusive times: a region's
 time less that of the regions inside it):
 
   import          import torch, triton (and jitwarm)
-  lookup          a cache lookup: jitwarm's tiers (CacheManager._load) or
+  lookup          a cache lookup: jitwarm's tiers (CacheManager._load_entry) or
                   Triton's FileCacheManager (get_group, get_file)
   staging         writing found files where Triton reads them (jitwarm)
   compile-call    triton.compile on a cache hit less lookup and staging:
@@ -122,7 +122,7 @@ def instrument(regions, jitwarm_tiers):
             pass
     if jitwarm_tiers:
         from jitwarm import _triton_cache
-        regions.wrap(_triton_cache.CacheManager, "_load", "lookup")
+        regions.wrap(_triton_cache.CacheManager, "_load_entry", "lookup")
         regions.wrap(_triton_cache.CacheManager, "_materialize", "staging")
     else:
         for name in ("get_group", "get_file", "has_file"):
@@ -136,27 +136,10 @@ def kernels():
     import triton
     import triton.language as tl
 
+    # The bridge check's kernels (silu_and_mul, axpy, and scale autotuned).
     sys.path.insert(0, HERE)
-    from triton_compare import silu_and_mul  # noqa: WPS433
-
-    @triton.jit
-    def axpy(out_ptr, x_ptr, y_ptr, a, n, BLOCK: tl.constexpr):
-        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-        y = tl.load(y_ptr + offsets, mask=mask).to(tl.float32)
-        tl.store(out_ptr + offsets, (a * x + y).to(out_ptr.dtype.element_ty), mask=mask)
-
-    @triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4),
-                              triton.Config({"BLOCK": 1024}, num_warps=8),
-                              triton.Config({"BLOCK": 2048}, num_warps=8, num_stages=2)],
-                     key=["n"])
-    @triton.jit
-    def scale(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
-        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x * 2, mask=mask)
+    from triton_cache_check import kernels as cache_check_kernels  # noqa: WPS433
+    silu_and_mul, axpy, scale = cache_check_kernels()
 
     @triton.jit
     def add3(out_ptr, a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
