@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds build-device/: a release build of jitwarm (CLI, plugins, tests,
 # benchmarks) plus the few shared libraries it needs from this machine
-# (libfmt, libhiredis, libzstd, libstdc++, libgcc_s), so the build can be
+# (libfmt, libhiredis, libzstd, libsodium, libstdc++, libgcc_s), so the build can be
 # copied to a GPU machine that has a CUDA driver but none of our build
 # dependencies, and run there. Also .carry/sysroot: what a pip build of the
 # package needs there (scripts/device-pip.sh).
@@ -23,7 +23,7 @@ mapfile -t wanted < <(ninja -C build-device -t targets all |
     $1 !~ /^(meson-internal__|fuzz\/)/ && ($1 !~ /^tests\// || $1 ~ travels) {print $1}')
 ninja -C build-device "${wanted[@]}"
 mkdir -p build-device/runtime-libs
-for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libstdc++.so.6 libgcc_s.so.1; do
+for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libsodium.so.23 libstdc++.so.6 libgcc_s.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" build-device/runtime-libs/
 done
 # What travels (the device tool carries at most 64 MiB with the tree): the
@@ -50,16 +50,16 @@ sys=.carry/sysroot
 rm -rf "$sys"
 mkdir -p "$sys/usr/include" "$sys/usr/lib/x86_64-linux-gnu/pkgconfig" "$sys/bin" "$sys/python"
 ninja -C build-device -t deps |
-  grep -oE '/usr/include/((fmt|toml\+\+|nlohmann|boost|hiredis|dlpack)/[^ ]+|(xxhash|zstd|zstd_errors|zdict)\.h)' |
+  grep -oE '/usr/include/((fmt|toml\+\+|nlohmann|boost|hiredis|dlpack|sodium)/[^ ]+|(xxhash|zstd|zstd_errors|zdict|sodium)\.h)' |
   sort -u | while read -r header; do install -D -m644 "$header" "$sys$header"; done
 cp -r /usr/include/boost/config /usr/include/boost/predef "$sys/usr/include/boost/"
 lib=/usr/lib/x86_64-linux-gnu
-for so in libfmt.so.9 libzstd.so.1 libhiredis.so.0.14; do
+for so in libfmt.so.9 libzstd.so.1 libhiredis.so.0.14 libsodium.so.23; do
   cp -L "$lib/$so" "$sys$lib/"
   ln -sf "$so" "$sys$lib/${so%%.so.*}.so"
 done
 cp "$lib/libboost_program_options.a" "$sys$lib/"
-for pc in fmt tomlplusplus libxxhash libzstd hiredis; do
+for pc in fmt tomlplusplus libxxhash libzstd hiredis libsodium; do
   cp "$lib/pkgconfig/$pc.pc" "$sys$lib/pkgconfig/"
 done
 cp /usr/share/pkgconfig/nlohmann_json.pc "$sys$lib/pkgconfig/"

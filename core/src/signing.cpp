@@ -140,6 +140,19 @@ SigningKey generate_signing_key() {
   return key;
 }
 
+SigningKey signing_key_from_seed(std::string_view seed) {
+  ensure_sodium();
+  if (seed.size() != crypto_sign_SEEDBYTES)
+    fail(JW_ERROR_INVALID_ARGUMENT, "a key seed has {} bytes, not {}",
+         crypto_sign_SEEDBYTES, seed.size());
+  SigningKey key;
+  std::array<unsigned char, 32> public_bytes{};
+  crypto_sign_seed_keypair(public_bytes.data(), key.secret.data(),
+                           reinterpret_cast<const unsigned char*>(seed.data()));
+  key.public_key = public_key_of(public_bytes);
+  return key;
+}
+
 PublicKey parse_public_key(std::string_view text, std::string_view source) {
   ensure_sodium();
   const std::string_view t = trimmed(text);

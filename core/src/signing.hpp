@@ -44,6 +44,9 @@ struct SigningKey {
 
 // A fresh key pair from libsodium's random source.
 SigningKey generate_signing_key();
+// The key pair of a 32-byte seed: the same key every time, for fuzz seeds
+// and their harnesses (never for keys anyone trusts).
+SigningKey signing_key_from_seed(std::string_view seed);
 
 // "jitwarm-ed25519:<base64>" (surrounding blanks ignored); throws naming
 // `source` ("--trusted-key", "JITWARM_TRUSTED_KEYS").
