@@ -96,6 +96,7 @@ class DiskCache : public ArtifactStore {
   void set_trust(std::shared_ptr<const EntryTrust> trust) {
     trust_ = std::move(trust);
   }
+  const EntryTrust* trust() const { return trust_.get(); }
 
   // Why entries cannot be written here ("Read-only file system"), found by
   // creating and removing a file; nullopt when they can.

@@ -877,6 +877,16 @@ def group_trust():
               code == 0 and "169 compiled" in out and "not trusted" in err, out + err[:300])
         check("... its workers' unsigned compiles are not refused by the warmup itself",
               "not signed" not in err, err[:300])
+        why = ["cache", "why", "--plugin-path", REFERENCE, "-c", node, MANIFEST,
+               "--target", "cpu:x86_64", "--json"]
+        code, out, err = run(*why, "--trusted-key", other + ".pub")
+        result = parse_json(out) or {}
+        check("cache why under another key: every key misses for its signature (1)",
+              code == 1 and result.get("would_miss") == 169
+              and result.get("factors") == [{"name": "signature", "keys": 169}], out[:300] + err)
+        code, out, err = run(*why, "--trusted-key", key + ".pub")
+        check("cache why under the build key: every key would hit (0)",
+              code == 0 and (parse_json(out) or {}).get("would_miss") == 0, out[:300] + err)
         for args, message in ((["export", "-o", bundle, "--sha256", "00"], "--sha256 is for"),
                               (["import", bundle, "--signing-key", key], "--signing-key is for"),
                               (["keygen"], "keygen needs --output")):

@@ -1039,8 +1039,9 @@ struct ExternalEntry {
 // each apart from the key (docs/cli.md, "cache why").
 struct MissFactor {
   // "compiler", "options", "source", "header <name>", "target", "jitwarm
-  // version", "implementation", "name expression", "parameter <name>", or
-  // "fingerprint line" for a fingerprint without "label: value" lines.
+  // version", "implementation", "name expression", "parameter <name>",
+  // "fingerprint line" for a fingerprint without "label: value" lines, or
+  // "signature" for the very entry, refused by the trusted keys.
   std::string name;
   std::string wanted;  // the key's (or its fingerprint's); "(none)"
   std::string found;   // the entry's; "(none)"
