@@ -257,10 +257,10 @@ TEST_CASE(
   const CacheKeyPair a = write_cache_key_pair((dir.path / "a.key").string());
   const CacheKeyPair b = write_cache_key_pair((dir.path / "b.key").string());
   {
-    Environment env({{"JITWARM_TRUSTED_KEYS",
-                      a.public_key + " , " + b.public_key_file},
-                     {"JITWARM_SIGNING_KEY", b.secret_key_file},
-                     {"JITWARM_REMOTE_CACHE_MODE", "read-only"}});
+    Environment env(
+        {{"JITWARM_TRUSTED_KEYS", a.public_key + " , " + b.public_key_file},
+         {"JITWARM_SIGNING_KEY", b.secret_key_file},
+         {"JITWARM_REMOTE_CACHE_MODE", "read-only"}});
     CacheSettings s = resolve_cache_settings();
     CHECK(s.trusted_key_ids == std::vector<std::string>{a.key_id, b.key_id});
     CHECK(s.trusted_keys_source == "JITWARM_TRUSTED_KEYS");
@@ -284,8 +284,7 @@ TEST_CASE(
     CHECK(s.signing_key.empty());
     CHECK(s.remote_mode == RemoteCacheMode::read_write);
   }
-  for (const auto& [name, value] :
-       std::map<std::string, std::string>{
+  for (const auto& [name, value] : std::map<std::string, std::string>{
            {"JITWARM_REMOTE_CACHE_MODE", "sometimes"},
            {"JITWARM_TRUSTED_KEYS", "jitwarm-ed25519:AAAA"},
            {"JITWARM_SIGNING_KEY", a.public_key_file}}) {
