@@ -3,7 +3,8 @@
 // key pairs as keygen writes them; an entry tampered with by someone who
 // can write a tier but holds no key, signed by an unknown key, or unsigned
 // while trust is required, refused with its reason, recompiled and counted,
-// and a correct launch after it (the CPU reference plugin); unsigned
+// and a correct launch after it (the CPU reference plugin), or after seal
+// in error mode a refused launch; unsigned
 // entries loading as before where trust is not required; two trusted keys
 // at once; bundles refused (unknown signer, tampered, wrong digest) before
 // anything is written, and imported once trusted.
@@ -446,4 +447,30 @@ TEST_CASE(
                        doctest::Contains("not signed"), Error);
   node.trusted_keys.clear();
   CHECK(import_cache_bundle(bundle.string(), node).written == 1);
+}
+
+TEST_CASE(
+    "given a sealed runtime in error mode that trusts the signer, when the "
+    "entry of a launch was tampered with, then the launch is refused, not "
+    "compiled, and the refused entry counted") {
+  Keys build;
+  TempDir dir("trust-sealed");
+  warm_one(dir.path, &build);
+  const fs::path entry = entry_files(dir.path).front();
+  write(entry, tampered(read(entry)));
+  Captured log;
+  RuntimeOptions o;
+  o.trusted_keys = {build.pair.public_key};
+  o.jit_monitor = JitMonitorMode::error;
+  auto runtime = runtime_on(dir.path, log, o);
+  runtime->seal();
+  try {
+    jitwarm::test::launch_silu_and_mul_and_check(*runtime);
+    FAIL("a tampered entry was launched or compiled after seal");
+  } catch (const Error& e) {
+    CHECK(e.status() == JW_ERROR_JIT_REFUSED);
+  }
+  CHECK(runtime->cache_stats().compiles == 0);
+  CHECK(metric(runtime->metrics_text(), rejected("disk", "bad_signature")) ==
+        1);
 }
