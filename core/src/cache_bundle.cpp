@@ -442,6 +442,9 @@ std::vector<BundleItem> read_bundle(const fs::path& path,
       invalid("its signature block is malformed");
     }
   }
+  Sha256 file_hash = frame.raw_hash();
+  file_hash.update(*rest);
+  found.file_sha256 = to_hex(file_hash.digest());
   found.message = signature_message(frame.raw_hash().digest());
   if (signature != nullptr) *signature = std::move(found);
   return items;
@@ -597,9 +600,12 @@ CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
                                        std::string_view pinned_sha256) {
   const CacheSettings settings = resolve_cache_settings(cache);
   const std::string directory = bundle_cache_dir(cache, "import into");
-  // The pin, the signature and every entry are checked before the first
-  // entry lands.
-  const std::string digest = detail::bundle_file_sha256(bundle_path);
+  // Every entry, the pin and the signature are checked (on the bytes read
+  // once) before the first entry lands.
+  detail::BundleSignature signature;
+  const std::vector<detail::BundleItem> items =
+      detail::read_bundle(bundle_path, &signature);
+  const std::string& digest = signature.file_sha256;
   std::string pin(pinned_sha256);
   std::transform(pin.begin(), pin.end(), pin.begin(),
                  [](unsigned char c) { return std::tolower(c); });
@@ -609,9 +615,6 @@ CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
          "imported",
          bundle_path, digest, pinned_sha256);
   }
-  detail::BundleSignature signature;
-  const std::vector<detail::BundleItem> items =
-      detail::read_bundle(bundle_path, &signature);
   const std::shared_ptr<const detail::EntryTrust> trust =
       detail::make_entry_trust(settings);
   if (const auto refusal =

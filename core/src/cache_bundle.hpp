@@ -60,6 +60,9 @@ struct BundleSignature {
   std::string signer;  // key id; empty: unsigned
   std::string signature;
   std::string message;
+  // SHA-256 (hex) of the whole file, of the very bytes read: what
+  // `import --sha256` pins, checked without reading the file twice.
+  std::string file_sha256;
 };
 
 // Writes the bundle to a temporary file next to `path` and renames it, so a
