@@ -4,7 +4,7 @@
 //
 //   jitwarm-bench-fleet-cache --remote-cache redis://127.0.0.1:PORT/0
 //       [--manifest manifests/kernel-set.toml] [--target cuda:sm_90]
-//       [--rounds 5] [--json FILE]
+//       [--rounds 5] [--trust] [--json FILE]
 //
 // 1. Fill: one runtime (no disk cache) warms the plan into the remote tier
 //    (keys the tier has already are fetched, not compiled).
@@ -17,7 +17,11 @@
 // 3. Bundle: the fill's keys exported from a disk cache into one bundle,
 //    then import_cache_bundle into a new empty directory, --rounds times.
 // Times are wall clock, per round; the table gives the median and the
-// range.
+// range. With --trust (docs/operators.md, "Trust") the fill signs every
+// entry with a fresh key, and each fetch (and a load of every key from the
+// filled disk cache, no remote tier) runs with and without that key
+// trusted, in turns round by round: the cost of verifying signatures at
+// load.
 #include <unistd.h>
 #include <jitwarm/jitwarm.hpp>
 
@@ -48,6 +52,10 @@ struct Options {
   // Internal: run one fetch in this process, into this directory ("-": no
   // disk cache), and print its result as JSON.
   std::string fetch_into;
+  bool trust = false;
+  // Internal: the fetch trusts this public key; loads from this filled
+  // directory with no remote tier.
+  std::string trusted_key, load_from;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -65,11 +73,15 @@ std::vector<CompileKey> plan_of(Runtime& runtime, const Options& o) {
 int fetch(const Options& o) {
   RuntimeOptions r;
   r.remote_cache = o.remote;
-  if (o.fetch_into == "-") {
+  if (!o.load_from.empty()) {
+    r.cache_dir = o.load_from;
+    r.no_remote_cache = true;
+  } else if (o.fetch_into == "-") {
     r.no_cache_dir = true;
   } else {
     r.cache_dir = o.fetch_into;
   }
+  if (!o.trusted_key.empty()) r.trusted_keys = {o.trusted_key};
   Runtime runtime(r);
   runtime.load_plugins();
   const std::vector<CompileKey> plan = plan_of(runtime, o);
@@ -85,6 +97,9 @@ int fetch(const Options& o) {
                       {"remote_hits", s.remote_hits},
                       {"remote_misses", s.remote_misses},
                       {"remote_errors", s.remote_errors},
+                      {"remote_rejects", s.remote_rejects},
+                      {"disk_hits", s.disk_hits},
+                      {"disk_rejects", s.disk_rejects},
                       {"disk_writes", s.disk_writes}};
   std::cout << j.dump() << "\n";
   return 0;
@@ -142,9 +157,17 @@ int main(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--fetch-into") {
       o.fetch_into = value();
+    } else if (a == "--trust") {
+      o.trust = true;
+    } else if (a == "--trusted-key") {
+      o.trusted_key = value();
+    } else if (a == "--load-from") {
+      o.load_from = value();
+      o.fetch_into = "-";
     } else {
       std::cerr << "usage: jitwarm-bench-fleet-cache --remote-cache URL "
-                   "[--manifest M] [--target T] [--rounds N] [--json FILE]\n";
+                   "[--manifest M] [--target T] [--rounds N] [--trust] "
+                   "[--json FILE]\n";
       return 2;
     }
   }
@@ -164,6 +187,13 @@ int main(int argc, char** argv) {
     RuntimeOptions fill_options;
     fill_options.remote_cache = o.remote;
     fill_options.cache_dir = (work / "filled").string();
+    std::string public_key;
+    if (o.trust) {
+      const CacheKeyPair pair =
+          write_cache_key_pair((work / "build.key").string());
+      fill_options.signing_key = pair.secret_key_file;
+      public_key = pair.public_key;
+    }
     Runtime filler(fill_options);
     filler.load_plugins();
     const std::vector<CompileKey> plan = plan_of(filler, o);
@@ -181,38 +211,86 @@ int main(int argc, char** argv) {
     nlohmann::json report;
     report["keys"] = plan.size();
     report["target"] = o.target;
-    for (const bool with_disk : {false, true}) {
+    // Each variant: from Redis into memory, into an empty disk cache, and
+    // (with --trust) from the filled disk cache; with --trust each with and
+    // without the key trusted, in turns.
+    struct Variant {
+      std::string name, words;
+      bool with_disk = false, from_disk = false, trusted = false;
       std::vector<double> per_key_ms;
       nlohmann::json last;
-      for (int r = 0; r < o.rounds; ++r) {
-        const fs::path dir = work / fmt::format("fetch-{}-{}", with_disk, r);
+    };
+    std::vector<Variant> variants;
+    for (const bool trusted : {false, true}) {
+      if (trusted && !o.trust) continue;
+      const std::string suffix = trusted ? "_trusted" : "";
+      const std::string words = trusted ? ", signatures verified" : "";
+      variants.push_back({"fetch_memory" + suffix,
+                          "empty local cache, warm Redis, memory only" + words,
+                          false,
+                          false,
+                          trusted,
+                          {},
+                          {}});
+      variants.push_back(
+          {"fetch_into_disk" + suffix,
+           "empty local cache, warm Redis, each key also written to the "
+           "empty disk cache" +
+               words,
+           true,
+           false,
+           trusted,
+           {},
+           {}});
+      if (o.trust) {
+        variants.push_back({"load_from_disk" + suffix,
+                            "from the filled disk cache, no Redis" + words,
+                            false,
+                            true,
+                            trusted,
+                            {},
+                            {}});
+      }
+    }
+    for (int r = 0; r < o.rounds; ++r) {
+      for (Variant& v : variants) {
+        const fs::path dir = work / fmt::format("fetch-{}-{}", v.name, r);
         std::vector<std::string> args = common;
-        args.push_back("--fetch-into");
-        args.push_back(with_disk ? dir.string() : std::string("-"));
-        last = run_self(args);
-        if (last["compiles"] != 0 || last["failed"] != 0 ||
-            last["remote_hits"] != plan.size()) {
-          std::cerr << "a fetch compiled, failed or missed: " << last.dump()
+        if (v.from_disk) {
+          args.push_back("--load-from");
+          args.push_back(fill_options.cache_dir);
+        } else {
+          args.push_back("--fetch-into");
+          args.push_back(v.with_disk ? dir.string() : std::string("-"));
+        }
+        if (v.trusted) {
+          args.push_back("--trusted-key");
+          args.push_back(public_key);
+        }
+        v.last = run_self(args);
+        const uint64_t hits = v.from_disk
+                                  ? v.last["disk_hits"].get<uint64_t>()
+                                  : v.last["remote_hits"].get<uint64_t>();
+        if (v.last["compiles"] != 0 || v.last["failed"] != 0 ||
+            hits != plan.size()) {
+          std::cerr << "a fetch compiled, failed or missed: " << v.last.dump()
                     << "\n";
           return 1;
         }
-        per_key_ms.push_back(last["seconds"].get<double>() * 1000.0 /
-                             static_cast<double>(plan.size()));
+        v.per_key_ms.push_back(v.last["seconds"].get<double>() * 1000.0 /
+                               static_cast<double>(plan.size()));
       }
-      const Spread s = spread(per_key_ms);
-      const std::string name = with_disk ? "fetch_into_disk" : "fetch_memory";
-      report[name] = {{"ms_per_key_median", s.median},
-                      {"ms_per_key_min", s.low},
-                      {"ms_per_key_max", s.high},
-                      {"last_round", last}};
+    }
+    for (const Variant& v : variants) {
+      const Spread s = spread(v.per_key_ms);
+      report[v.name] = {{"ms_per_key_median", s.median},
+                        {"ms_per_key_min", s.low},
+                        {"ms_per_key_max", s.high},
+                        {"last_round", v.last}};
       fmt::print(
-          "fresh process, empty local cache, warm Redis ({}): {} keys, 0 "
-          "compiled, {} remote hits; {:.3f} ms per key (median of {}, "
-          "{:.3f} to {:.3f})\n",
-          with_disk ? "each key also written to the empty disk cache"
-                    : "memory only",
-          plan.size(), last["remote_hits"].get<uint64_t>(), s.median, o.rounds,
-          s.low, s.high);
+          "fresh process ({}): {} keys, 0 compiled; {:.3f} ms per key "
+          "(median of {}, {:.3f} to {:.3f})\n",
+          v.words, plan.size(), s.median, o.rounds, s.low, s.high);
     }
 
     // 3. A bundle of the same keys, imported into empty directories.

@@ -1,7 +1,11 @@
 // Writes the seed corpora checked in under fuzz/corpus/ (run from the
 // source root: build/fuzz/make_fuzz_corpus fuzz/corpus). Seeds are small
 // well-formed inputs of each kind, from the kernel set, plus the inputs of
-// issue 11 that once crashed or hung; fuzzing grows from there.
+// issue 11 that once crashed or hung; fuzzing grows from there. Cache
+// entries and bundles come signed by the fuzz key (fuzz_key.hpp) and
+// unsigned; corpus/cache_entry/v1-* are entries of format 1, written before
+// signatures and kept as they were (this program writes the current
+// format).
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,7 +14,9 @@
 #include <map>
 #include <string>
 
+#include "cache_bundle.hpp"
 #include "disk_cache.hpp"
+#include "fuzz_key.hpp"
 #include "kernel_set_schemas.hpp"
 #include "schema_bytes.hpp"
 
@@ -33,10 +39,11 @@ std::string read(const fs::path& path) {
 std::vector<std::string> kernel_set_manifests(const fs::path& path) {
   const std::string text = read(path);
   std::vector<std::string> out;
-  std::size_t at = text.find("[[kernel]]");
+  // Tables start lines: "[[kernel]]" in a comment starts none.
+  std::size_t at = text.find("\n[[kernel]]");
   while (at != std::string::npos) {
-    const std::size_t next = text.find("[[kernel]]", at + 1);
-    out.push_back("version = 1\n" + text.substr(at, next - at));
+    const std::size_t next = text.find("\n[[kernel]]", at + 1);
+    out.push_back("version = 1" + text.substr(at, next - at) + "\n");
     at = next;
   }
   return out;
@@ -83,6 +90,7 @@ int main(int argc, char** argv) {
                            ("jitwarm-corpus-" + std::to_string(getpid()));
   {
     detail::DiskCache cache(scratch, "", 0, nullptr);
+    std::vector<detail::BundleItem> bundle_items;
     int n = 0;
     for (const std::string& text : manifests) {
       const WarmupManifest m = parse_warmup_manifest(text, "seed.toml");
@@ -99,12 +107,31 @@ int main(int argc, char** argv) {
             a.format = "cubin";
             a.entry_point = "kernel_" + std::to_string(n);
             cache.store(keys[k], "nvrtc 12.8 -arch=sm_90", a);
+            const std::string entry =
+                read(cache.entry_path(keys[k], "nvrtc 12.8 -arch=sm_90"));
             write(corpus / "cache_entry" / ("entry-" + std::to_string(n)),
-                  read(cache.entry_path(keys[k], "nvrtc 12.8 -arch=sm_90")));
+                  entry);
+            const std::string signed_entry =
+                *detail::resign_entry(entry, fuzz::fuzz_signing_key());
+            write(
+                corpus / "cache_entry" / ("signed-entry-" + std::to_string(n)),
+                signed_entry);
+            std::string why;
+            if (n < 4) {
+              bundle_items.push_back(detail::BundleItem{
+                  *detail::identify_entry(signed_entry, &why), signed_entry});
+            }
           }
         }
       }
     }
+    // A signed bundle of a few entries, the same unsigned, and one empty.
+    fs::create_directories(corpus / "cache_bundle");
+    detail::write_bundle(corpus / "cache_bundle" / "signed.jwb", bundle_items,
+                         &fuzz::fuzz_signing_key());
+    detail::write_bundle(corpus / "cache_bundle" / "unsigned.jwb",
+                         bundle_items);
+    detail::write_bundle(corpus / "cache_bundle" / "empty.jwb", {});
   }
   fs::remove_all(scratch);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds build-device/: a release build of jitwarm (CLI, plugins, tests,
 # benchmarks) plus the few shared libraries it needs from this machine
-# (libfmt, libhiredis, libzstd, libstdc++, libgcc_s), so the build can be
+# (libfmt, libhiredis, libzstd, libsodium, libstdc++, libgcc_s), so the build can be
 # copied to a GPU machine that has a CUDA driver but none of our build
 # dependencies, and run there. Also .carry/wheels: the package's wheel for
 # that machine's Python (scripts/device-pip.sh installs it there).
@@ -23,7 +23,7 @@ mapfile -t wanted < <(ninja -C build-device -t targets all |
     $1 !~ /^(meson-internal__|fuzz\/)/ && ($1 !~ /^tests\// || $1 ~ travels) {print $1}')
 ninja -C build-device "${wanted[@]}"
 mkdir -p build-device/runtime-libs
-for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libstdc++.so.6 libgcc_s.so.1; do
+for lib in libfmt.so.9 libhiredis.so.0.14 libzstd.so.1 libsodium.so.23 libstdc++.so.6 libgcc_s.so.1; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" build-device/runtime-libs/
 done
 # What travels (the device tool carries at most 64 MiB with the tree): the

@@ -6,9 +6,9 @@
 #   bash scripts/device-run.sh [SECTION...]   (default: all sections)
 #
 # Sections: check conformance example bandwidth tune tune-cli launch turns bandwidth-turns
-# token-variants python fleet-start warmup ('turns' and 'bandwidth-turns' need
-# .carry/baseline from scripts/device-baseline.sh; they, 'token-variants' and
-# 'fleet-start' are not in the default list)
+# token-variants python fleet-start warmup trust ('turns' and 'bandwidth-turns'
+# need .carry/baseline from scripts/device-baseline.sh; they, 'token-variants',
+# 'fleet-start' and 'trust' are not in the default list)
 set -u
 # The slim copy scripts/device-bundle.sh carries (.carry/build-device).
 [[ -e build-device ]] || ln -s .carry/build-device build-device
@@ -137,6 +137,27 @@ if want turns; then
         "$build/bench/jitwarm-bench-launch-overhead" --platform cuda 2>&1 | tee -a "$OUT/launch-turns.txt"
     done
   done
+fi
+
+if want trust; then
+  # What verifying signatures costs at load (docs/operators.md, "Trust"):
+  # every key of the kernel-set plan for this GPU loaded by fresh processes
+  # from a warm loopback Redis (into memory, and into an empty disk cache)
+  # and from the filled disk cache, each with and without the signing key
+  # trusted, in turns round by round. The launch path itself is unchanged:
+  # 'turns' (against .carry/baseline) times it.
+  echo "== trust: load with and without signature verification" | tee "$OUT/trust.txt"
+  command -v redis-server > /dev/null || echo "no redis-server here: the remote rows will fail" | tee -a "$OUT/trust.txt"
+  port=$((20000 + RANDOM % 20000))
+  redis-server --port $port --bind 127.0.0.1 --save "" --appendonly no \
+    --dir /tmp --daemonize yes --pidfile /tmp/jitwarm-trust-redis.pid > /dev/null
+  sleep 1
+  target=$($J plugins 2>/dev/null | grep -oE 'cuda:sm_[0-9a-z]+' | head -1)
+  build-device/bench/jitwarm-bench-fleet-cache --remote-cache redis://127.0.0.1:$port/0 \
+    --target "${target:-cuda:sm_90}" --rounds 7 --trust --json "$OUT/trust.json" 2>&1 \
+    | tee -a "$OUT/trust.txt"
+  echo "exit code ${PIPESTATUS[0]}"
+  kill "$(cat /tmp/jitwarm-trust-redis.pid)"
 fi
 
 if want bandwidth-turns; then

@@ -16,20 +16,23 @@
 
 #include "cli.hpp"
 #include "names.hpp"
+#include "trust_options.hpp"
 #include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
 
 const std::vector<std::string>& cache_actions() {
-  static const std::vector<std::string> actions = {
-      "stats", "list", "verify", "prune", "clear", "export", "import", "why"};
+  static const std::vector<std::string> actions = {"stats",  "list",  "verify",
+                                                   "prune",  "clear", "export",
+                                                   "import", "why",   "keygen"};
   return actions;
 }
 
 namespace {
 
 struct CacheCommand {
-  std::string action, file, output, cache_dir, max_bytes, platform;
+  std::string action, file, output, cache_dir, max_bytes, platform, sha256;
+  TrustOptions trust;
   std::vector<std::string> manifests;  // why: where a key's text is found
   PluginOptions plugins;               // why: the keys' implementations
   std::vector<std::string> targets;    // expanded
@@ -181,13 +184,28 @@ int verify(const CacheCommand& c) {
     j["entries"] = s.entries;
     j["corrupt"] = s.corrupt;
     j["corrupt_files"] = s.corrupt_files;
+    j["signers"] = nlohmann::json::array();
+    for (const auto& [id, n] : s.signers)
+      j["signers"].push_back({{"key_id", id}, {"entries", n}});
+    j["untrusted"] = nlohmann::json::array();
+    for (const auto& u : s.untrusted)
+      j["untrusted"].push_back({{"path", u.path}, {"why", u.why}});
     std::cout << j.dump(2) << "\n";
   } else {
     for (const auto& f : s.corrupt_files) std::cout << "corrupt " << f << "\n";
-    std::cout << fmt::format("{} entries checked, {} corrupt\n", s.entries,
-                             s.corrupt);
+    for (const auto& u : s.untrusted)
+      std::cout << "untrusted " << u.path << ": " << u.why << "\n";
+    for (const auto& [id, n] : s.signers) {
+      std::cout << fmt::format("{} entries {}\n", n,
+                               id.empty() ? "unsigned" : "signed by key " + id);
+    }
+    std::cout << fmt::format(
+        "{} entries checked, {} corrupt{}\n", s.entries, s.corrupt,
+        c.settings.trusted_keys.empty()
+            ? std::string()
+            : fmt::format(", {} untrusted", s.untrusted.size()));
   }
-  return s.corrupt > 0 ? kExitFailures : kExitOk;
+  return s.corrupt > 0 || !s.untrusted.empty() ? kExitFailures : kExitOk;
 }
 
 int prune(const CacheCommand& c) {
@@ -239,6 +257,8 @@ void print_bundle(const CacheBundleSummary& s, bool imported, bool json) {
     j["entries"] = s.entries;
     j["entry_bytes"] = s.entry_bytes;
     j["file_bytes"] = s.file_bytes;
+    j["sha256"] = s.sha256;
+    j["signer"] = s.signer;
     if (imported) {
       j["written"] = s.written;
       j["present"] = s.present;
@@ -258,6 +278,9 @@ void print_bundle(const CacheBundleSummary& s, bool imported, bool json) {
   }
   for (const auto& [target, n] : s.targets)
     std::cout << fmt::format("{}: {} entries\n", target, n);
+  std::cout << fmt::format(
+      "sha256 {}, {}\n", s.sha256,
+      s.signer.empty() ? "unsigned" : "signed by key " + s.signer);
   if (imported) {
     std::cout << fmt::format(
         "imported {} entries from {} into {}: {} written, {} already there\n",
@@ -376,6 +399,25 @@ int why(const CacheCommand& c) {
   return misses > 0 ? kExitFailures : kExitOk;
 }
 
+int keygen(const CacheCommand& c) {
+  const CacheKeyPair pair = write_cache_key_pair(c.output);
+  if (c.json) {
+    std::cout << nlohmann::json{{"secret_key_file", pair.secret_key_file},
+                                {"public_key_file", pair.public_key_file},
+                                {"public_key", pair.public_key},
+                                {"key_id", pair.key_id}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format(
+        "wrote secret key {} (keep it on build machines) and public key {} "
+        "(key id {}):\n{}\n",
+        pair.secret_key_file, pair.public_key_file, pair.key_id,
+        pair.public_key);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_cache(const std::vector<std::string>& args) {
@@ -389,8 +431,12 @@ int cmd_cache(const std::vector<std::string>& args) {
       "target,t", po::value(&targets)->composing(),
       "list, clear, export: only this target's entries (cuda:sm_90, or the "
       "shorthand sm_90, gfx942); why: the target to expand manifests for, "
-      "as warmup does; repeatable")("output,o", po::value(&c.output),
-                                    "export: the bundle file to write")(
+      "as warmup does; repeatable")(
+      "output,o", po::value(&c.output),
+      "export: the bundle file to write; keygen: the secret key file (and "
+      "FILE.pub)")("sha256", po::value(&c.sha256),
+                   "import: refuse the bundle unless its file has this "
+                   "SHA-256 (hex)")(
       "max-bytes", po::value(&c.max_bytes),
       "prune: keep at most this much (e.g. 512M, 2G; "
       "default: $JITWARM_CACHE_MAX_BYTES)")(
@@ -400,6 +446,7 @@ int cmd_cache(const std::vector<std::string>& args) {
                     "why: the platform to expand manifests for, as warmup "
                     "does")("json", po::bool_switch(&c.json), "print as JSON");
   c.plugins.add_to(options);
+  c.trust.add_to(options, TrustOptions::sign | TrustOptions::trust);
   const CommandLine command{
       "cache",
       "ACTION [BUNDLE|MANIFEST|KEY] [--cache-dir D] [--target T]... "
@@ -414,8 +461,10 @@ int cmd_cache(const std::vector<std::string>& args) {
       "for each key `jitwarm warmup` would compile, whether it would hit,\n"
       "and if not, the nearest entries of its kernel and what differs\n"
       "(exit 1 when a key would miss); why KEY: the same for the key of\n"
-      "--manifest with that text.",
-      {{"ACTION", "stats, list, verify, prune, clear, export, import or why",
+      "--manifest with that text. keygen: write a signing key pair\n"
+      "(--output FILE and FILE.pub) for --signing-key and --trusted-key.",
+      {{"ACTION",
+        "stats, list, verify, prune, clear, export, import, why or keygen",
         &c.action},
        {"BUNDLE|MANIFEST|KEY",
         "import: the bundle file to read; why: a manifest, or a key's text",
@@ -444,8 +493,15 @@ int cmd_cache(const std::vector<std::string>& args) {
     throw usage_error("missing BUNDLE (import: the bundle file to read)");
   if (c.action == "export" && c.output.empty())
     throw usage_error("export needs --output FILE (the bundle to write)");
-  if (!c.output.empty() && c.action != "export")
-    throw usage_error("--output is for 'cache export'");
+  if (c.action == "keygen" && c.output.empty())
+    throw usage_error("keygen needs --output FILE (the secret key to write)");
+  if (!c.output.empty() && c.action != "export" && c.action != "keygen")
+    throw usage_error("--output is for 'cache export' and 'cache keygen'");
+  if (!c.sha256.empty() && c.action != "import")
+    throw usage_error("--sha256 is for 'cache import'");
+  if (!c.trust.signing_key.empty() && c.action != "export")
+    throw usage_error("--signing-key is for 'cache export'");
+  if (c.action == "keygen") return keygen(c);
   if (!targets.empty() && c.action != "list" && c.action != "clear" &&
       c.action != "export" && c.action != "why") {
     throw usage_error(
@@ -455,6 +511,7 @@ int cmd_cache(const std::vector<std::string>& args) {
 
   RuntimeOptions& cache_options = c.options;
   cache_options.cache_dir = c.cache_dir;
+  c.trust.apply(cache_options);
   if (!c.max_bytes.empty())
     cache_options.cache_max_bytes = parse_byte_size(c.max_bytes);
   c.settings = resolve_cache_settings(cache_options);
@@ -481,7 +538,8 @@ int cmd_cache(const std::vector<std::string>& args) {
   // --cache-dir would otherwise be filled unseen (the library's
   // import_cache_bundle makes one, as a runtime does).
   (void)in_cache(c, [&] { return cache_directory_stats(cache_options); });
-  print_bundle(import_cache_bundle(c.file, cache_options), true, c.json);
+  print_bundle(import_cache_bundle(c.file, cache_options, c.sha256), true,
+               c.json);
   return kExitOk;
 }
 

@@ -21,6 +21,7 @@
 #include "conformance/memory.hpp"
 #include "conformance/source_kernel_cases.hpp"
 #include "names.hpp"
+#include "trust_options.hpp"
 #include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
@@ -164,6 +165,7 @@ std::string summary_of(const TuneResult& r) {
 
 struct TuneCommand {
   PluginOptions plugins;
+  TrustOptions trust;
   std::vector<std::string> manifests;
   std::string kernel, args, platform, cache_dir, remote_cache, target,
       device_kind;
@@ -373,6 +375,8 @@ int cmd_tune(const std::vector<std::string>& args) {
   po::options_description options("options");
   TuneCommand c;
   c.plugins.add_to(options);
+  c.trust.add_to(options, TrustOptions::sign | TrustOptions::trust |
+                              TrustOptions::remote_mode);
   options.add_options()("manifest,m", po::value(&c.manifests)->composing(),
                         "manifest (TOML) whose [[tune]] tables give the "
                         "kernels and their arguments; repeatable")(
@@ -452,6 +456,7 @@ int cmd_tune(const std::vector<std::string>& args) {
   runtime_options.no_cache_dir = c.no_cache_dir;
   runtime_options.remote_cache = c.remote_cache;
   runtime_options.no_remote_cache = c.no_remote_cache;
+  c.trust.apply(runtime_options);
   auto runtime = make_runtime(c.plugins, runtime_options);
   check_tables(*runtime, tables);
   return c.show ? show_results(c, *runtime, tables)

@@ -19,6 +19,7 @@
 
 #include "cli.hpp"
 #include "names.hpp"
+#include "trust_options.hpp"
 #include "usable_cpus.hpp"
 #include "warmup_targets.hpp"
 
@@ -230,6 +231,9 @@ int cmd_warmup(const std::vector<std::string>& args) {
   bool json = false, quiet = false, dry_run = false, no_cache_dir = false,
        no_remote_cache = false;
   plugins.add_to(options);
+  TrustOptions trust;
+  trust.add_to(options, TrustOptions::sign | TrustOptions::trust |
+                            TrustOptions::remote_mode);
   options.add_options()("manifest,m",
                         po::value(&manifests)->required()->composing(),
                         "warmup manifest (TOML), or the name of one installed "
@@ -302,6 +306,7 @@ int cmd_warmup(const std::vector<std::string>& args) {
   runtime_options.no_cache_dir = no_cache_dir;
   runtime_options.remote_cache = remote_cache;
   runtime_options.no_remote_cache = no_remote_cache;
+  trust.apply(runtime_options);
   auto runtime = make_runtime(plugins, runtime_options);
 
   const std::vector<WarmupRequest> requests = load_requests(manifests);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "c_api_trust.hpp"
 #include "errors.hpp"
 #include "runtime_impl.hpp"
 
@@ -484,6 +485,7 @@ jitwarm::RuntimeOptions runtime_options_of(const jw_runtime_options* options) {
   if (c.remote_cache != nullptr) o.remote_cache = c.remote_cache;
   o.no_remote_cache = c.no_remote_cache != 0;
   o.remote_timeout = std::chrono::milliseconds(c.remote_timeout_ms);
+  jitwarm::detail::apply_trust_options(c, o);
   return o;
 }
 
@@ -966,6 +968,7 @@ namespace {
 struct OwnedCacheSettings : jw_cache_settings {
   jitwarm::CacheSettings settings;
   std::string source;
+  std::vector<const char*> trusted_key_id_pointers;
 };
 
 jw_cache_settings* new_cache_settings(jitwarm::CacheSettings settings) {
@@ -986,6 +989,15 @@ jw_cache_settings* new_cache_settings(jitwarm::CacheSettings settings) {
   c.remote_timeout_ms = static_cast<uint32_t>(s.remote_timeout.count());
   c.problem = s.problem.c_str();
   c.persistent = s.persistent() ? 1 : 0;
+  c.signing_key_id = s.signing_key_id.c_str();
+  for (const std::string& id : s.trusted_key_ids)
+    owned->trusted_key_id_pointers.push_back(id.c_str());
+  c.trusted_key_ids = owned->trusted_key_id_pointers.data();
+  c.num_trusted_keys =
+      static_cast<uint32_t>(owned->trusted_key_id_pointers.size());
+  c.remote_cache_mode = s.remote_mode == jitwarm::RemoteCacheMode::read_only
+                            ? JW_REMOTE_CACHE_READ_ONLY
+                            : JW_REMOTE_CACHE_READ_WRITE;
   return owned.release();
 }
 
@@ -1043,6 +1055,8 @@ jw_cache_bundle_summary* new_bundle_summary(jitwarm::CacheBundleSummary s) {
   c.num_targets = static_cast<uint32_t>(owned->target_pointers.size());
   c.manifest = owned->entry_pointers.data();
   c.num_entries = owned->entry_pointers.size();
+  c.sha256 = summary.sha256.c_str();
+  c.signer = summary.signer.c_str();
   return owned.release();
 }
 
@@ -1292,11 +1306,19 @@ JITWARM_EXPORT jw_status jw_cache_export_bundle(
 JITWARM_EXPORT jw_status
 jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
                        jw_cache_bundle_summary** out_summary) {
+  return jw_cache_import_bundle_pinned(bundle_path, cache, nullptr,
+                                       out_summary);
+}
+
+JITWARM_EXPORT jw_status jw_cache_import_bundle_pinned(
+    const char* bundle_path, const jw_runtime_options* cache,
+    const char* sha256, jw_cache_bundle_summary** out_summary) {
   return c_guard([&] {
     require(bundle_path, "bundle_path");
     if (out_summary != nullptr) *out_summary = nullptr;
     jitwarm::CacheBundleSummary s =
-        jitwarm::import_cache_bundle(bundle_path, runtime_options_of(cache));
+        jitwarm::import_cache_bundle(bundle_path, runtime_options_of(cache),
+                                     sha256 != nullptr ? sha256 : "");
     if (out_summary != nullptr) *out_summary = new_bundle_summary(std::move(s));
   });
 }

@@ -4,11 +4,13 @@
 // makes a directory: a missing one is Error(JW_ERROR_NOT_FOUND).
 #include <jitwarm/jitwarm.hpp>
 
+#include <map>
 #include <set>
 
 #include "bundle_index.hpp"
 #include "disk_cache.hpp"
 #include "errors.hpp"
+#include "trust_settings.hpp"
 
 namespace jitwarm {
 namespace {
@@ -112,6 +114,19 @@ CacheReport verify_cache(const RuntimeOptions& cache) {
   report.bytes = checked.bytes;
   report.corrupt = checked.corrupt;
   report.corrupt_files = std::move(checked.corrupt_files);
+  const std::shared_ptr<const detail::EntryTrust> trust =
+      detail::make_entry_trust(opened.settings);
+  std::map<std::string, std::size_t> signers;
+  opened.disk.for_each_entry(
+      [&](const detail::FoundEntry& e) {
+        if (!e.identity) return;  // corrupt: reported above
+        ++signers[detail::to_hex(e.identity->signer)];
+        std::string why;
+        if (!detail::identify_entry(e.content, &why, trust.get()))
+          report.untrusted.push_back({e.path.string(), why});
+      },
+      /*with_system=*/false);
+  report.signers.assign(signers.begin(), signers.end());
   return report;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -23,6 +24,8 @@
 #include "errors.hpp"
 #include "file_descriptor.hpp"
 #include "in_flight_files.hpp"
+#include "signing.hpp"
+#include "trust_settings.hpp"
 
 namespace jitwarm::detail {
 namespace fs = std::filesystem;
@@ -32,6 +35,14 @@ constexpr char kBundleMagic[8] = {'J', 'W', 'B', 'U', 'N', 'D', 'L', 'E'};
 constexpr std::size_t kHeaderBytes = sizeof(kBundleMagic) + 4 + 4;
 // zstd's default level: ~1 GB/s to decompress, and cubins compress ~3x.
 constexpr int kCompressionLevel = 3;
+// What a bundle's signature is over: this, then the digest.
+constexpr std::string_view kSignatureDomain{"jitwarm bundle signature\0", 25};
+// The signature block: two sized fields, at most a key id and a signature.
+constexpr std::size_t kMaxSignatureBlock = 16 + kKeyIdBytes + kSignatureBytes;
+
+std::string signature_message(const std::string& digest) {
+  return std::string(kSignatureDomain) + digest;
+}
 
 bool write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
@@ -46,8 +57,8 @@ bool write_all(int fd, std::string_view bytes) {
 // Compresses what it is given into one zstd frame written to `fd`.
 class FrameWriter {
  public:
-  FrameWriter(int fd, const fs::path& path)
-      : fd_(fd), path_(path), context_(ZSTD_createCCtx()) {
+  FrameWriter(int fd, const fs::path& path, Sha256& written)
+      : fd_(fd), path_(path), written_(written), context_(ZSTD_createCCtx()) {
     if (context_ == nullptr) fail(JW_ERROR_OUT_OF_MEMORY, "zstd: no memory");
     check(ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel,
                                  kCompressionLevel));
@@ -90,6 +101,7 @@ class FrameWriter {
       ZSTD_outBuffer o{out.data(), out.size(), 0};
       const size_t left = ZSTD_compressStream2(context_, &o, &in, mode);
       check(left);
+      written_.update(std::string_view(out.data(), o.pos));
       if (!write_all(fd_, std::string_view(out.data(), o.pos))) {
         fail(JW_ERROR_IO, "cannot write bundle {}: {}", path_.string(),
              std::strerror(errno));
@@ -101,6 +113,7 @@ class FrameWriter {
 
   int fd_;
   fs::path path_;
+  Sha256& written_;
   ZSTD_CCtx* context_;
   XXH3_state_t content_hash_;
 };
@@ -142,19 +155,33 @@ class FrameReader {
     return true;
   }
   uint64_t content_hash() const { return XXH3_64bits_digest(&content_hash_); }
-  // After the last byte of content: the frame ends here, and so does the
-  // file.
-  bool at_clean_end() {
+  // Every raw byte the frame was read from (the caller adds what came
+  // before it).
+  Sha256& raw_hash() { return raw_hash_; }
+  // After the last byte of content: the frame ends here.
+  bool at_frame_end() {
     std::string more;
     if (read(1, more, false)) return false;
-    if (!error_.empty() || !frame_done_) return false;
-    if (input_.pos != input_.size) return false;
-    char byte;
-    ssize_t n;
-    do {
-      n = ::read(fd_, &byte, 1);
-    } while (n < 0 && errno == EINTR);
-    return n == 0;
+    return error_.empty() && frame_done_;
+  }
+  // The bytes after the frame, to the end of the file; nullopt when there
+  // are more than `max`.
+  std::optional<std::string> rest_of_file(std::size_t max) {
+    std::string rest;
+    if (input_.src != nullptr) {
+      rest.assign(static_cast<const char*>(input_.src) + input_.pos,
+                  input_.size - input_.pos);
+    }
+    input_.pos = input_.size;
+    char chunk[256];
+    while (rest.size() <= max) {
+      const ssize_t n = ::read(fd_, chunk, sizeof(chunk));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      rest.append(chunk, static_cast<std::size_t>(n));
+    }
+    if (rest.size() > max) return std::nullopt;
+    return rest;
   }
   const std::string& error() const { return error_; }
 
@@ -177,7 +204,11 @@ class FrameReader {
             ZSTD_inBuffer{input_buffer_.data(), static_cast<std::size_t>(n), 0};
       }
       ZSTD_outBuffer out{pending_.data(), pending_.size(), 0};
+      const std::size_t before = input_.pos;
       const size_t left = ZSTD_decompressStream(context_, &out, &input_);
+      // zstd stops at the end of the frame: what it took is the frame's.
+      raw_hash_.update(std::string_view(
+          static_cast<const char*>(input_.src) + before, input_.pos - before));
       if (ZSTD_isError(left)) {
         error_ = ZSTD_getErrorName(left);
         break;
@@ -201,6 +232,7 @@ class FrameReader {
   bool frame_done_ = false;
   std::string error_;
   XXH3_state_t content_hash_;
+  Sha256 raw_hash_;
 };
 
 struct ManifestRow {
@@ -210,7 +242,8 @@ struct ManifestRow {
 
 }  // namespace
 
-void write_bundle(const fs::path& path, const std::vector<BundleItem>& items) {
+void write_bundle(const fs::path& path, const std::vector<BundleItem>& items,
+                  const SigningKey* signer) {
   const fs::path directory =
       path.parent_path().empty() ? fs::path(".") : path.parent_path();
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -233,7 +266,9 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items) {
       fail(JW_ERROR_IO, "cannot write bundle {}: {}", path.string(),
            std::strerror(errno));
     }
-    FrameWriter frame(fd.get(), path);
+    Sha256 written;
+    written.update(header);
+    FrameWriter frame(fd.get(), path, written);
     frame.put_u64(items.size());
     for (const BundleItem& item : items) {
       frame.put_field(item.identity.key.text());
@@ -244,7 +279,16 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items) {
     }
     for (const BundleItem& item : items) frame.put_field(item.bytes);
     frame.finish();
-    if (fd.close() != 0) {
+    std::string block;
+    if (signer != nullptr) {
+      put_field(block, signer->public_key.id);
+      put_field(block,
+                sign_message(*signer, signature_message(written.digest())));
+    } else {
+      put_field(block, {});
+      put_field(block, {});
+    }
+    if (!write_all(fd.get(), block) || fd.close() != 0) {
       fail(JW_ERROR_IO, "cannot write bundle {}: {}", path.string(),
            std::strerror(errno));
     }
@@ -258,7 +302,8 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items) {
   }
 }
 
-std::vector<BundleItem> read_bundle(const fs::path& path) {
+std::vector<BundleItem> read_bundle(const fs::path& path,
+                                    BundleSignature* signature) {
   const std::string name = path.string();
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -294,18 +339,21 @@ std::vector<BundleItem> read_bundle(const fs::path& path) {
   }
   Cursor h{header, sizeof(kBundleMagic)};
   const uint64_t version = h.u(4), entry_version = h.u(4);
-  if (version != kBundleFormatVersion) {
-    invalid(fmt::format("bundle format version {} (this build reads {})",
-                        version, kBundleFormatVersion));
+  if (version < kOldestBundleFormatVersion || version > kBundleFormatVersion) {
+    invalid(fmt::format("bundle format version {} (this build reads {} to {})",
+                        version, kOldestBundleFormatVersion,
+                        kBundleFormatVersion));
   }
-  if (entry_version != kEntryFormatVersion) {
-    invalid(
-        fmt::format("its entries have format version {} (this build "
-                    "reads {})",
-                    entry_version, kEntryFormatVersion));
+  if (entry_version < kOldestEntryFormatVersion ||
+      entry_version > kEntryFormatVersion) {
+    invalid(fmt::format(
+        "its entries have format version {} (this build "
+        "reads {} to {})",
+        entry_version, kOldestEntryFormatVersion, kEntryFormatVersion));
   }
 
   FrameReader frame(fd.get());
+  frame.raw_hash().update(header);
   const auto stopped = [&](const std::string& where) {
     invalid(frame.error().empty()
                 ? fmt::format("it is truncated: {} is incomplete", where)
@@ -373,12 +421,71 @@ std::vector<BundleItem> read_bundle(const fs::path& path) {
   uint64_t stored = 0;
   if (!frame.read_u64(&stored, /*hashed=*/false)) stopped("the checksum");
   if (stored != computed) invalid("its content does not match its checksum");
-  if (!frame.at_clean_end()) {
+  if (!frame.at_frame_end()) {
     invalid(frame.error().empty()
                 ? std::string("something follows its last entry")
                 : fmt::format("its end is corrupt (zstd: {})", frame.error()));
   }
+  const std::optional<std::string> rest =
+      frame.rest_of_file(version >= 2 ? kMaxSignatureBlock : 0);
+  if (!rest) invalid("something follows its last entry");
+  BundleSignature found;
+  if (version >= 2) {
+    Cursor block{*rest};
+    found.signer = std::string(block.field());
+    found.signature = std::string(block.field());
+    if (block.ok && !block.at_end())
+      invalid("something follows its signature block");
+    if (!block.ok || !((found.signer.empty() && found.signature.empty()) ||
+                       (found.signer.size() == kKeyIdBytes &&
+                        found.signature.size() == kSignatureBytes))) {
+      invalid("its signature block is malformed");
+    }
+  }
+  Sha256 file_hash = frame.raw_hash();
+  file_hash.update(*rest);
+  found.file_sha256 = to_hex(file_hash.digest());
+  found.message = signature_message(frame.raw_hash().digest());
+  if (signature != nullptr) *signature = std::move(found);
   return items;
+}
+
+std::optional<std::string> bundle_signature_refusal(
+    const BundleSignature& signature, const EntryTrust& trust) {
+  std::string why;
+  if (!trust.check(signature.signer, signature.message, signature.signature,
+                   &why)) {
+    return std::nullopt;
+  }
+  return why;
+}
+
+std::string bundle_file_sha256(const fs::path& path) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int error = errno;
+    fail(error == ENOENT ? JW_ERROR_NOT_FOUND : JW_ERROR_INVALID_ARGUMENT,
+         "cannot read bundle {}: {}", path.string(), std::strerror(error));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fail(JW_ERROR_INVALID_ARGUMENT, "cannot read bundle {}: not a regular file",
+         path.string());
+  }
+  ::fcntl(fd.get(), F_SETFL, 0);
+  Sha256 hash;
+  std::string chunk(1 << 16, '\0');
+  while (true) {
+    const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      fail(JW_ERROR_IO, "cannot read bundle {}: {}", path.string(),
+           std::strerror(errno));
+    }
+    if (n == 0) break;
+    hash.update(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+  }
+  return to_hex(hash.digest());
 }
 
 }  // namespace jitwarm::detail
@@ -461,6 +568,19 @@ CacheBundleSummary export_cache_bundle(const std::string& bundle_path,
                         : fmt::format(" for {}", fmt::join(wanted, ", ")),
          has.empty() ? std::string() : fmt::format(" (it holds {})", has));
   }
+  // A signed bundle carries signed entries: what a node that requires
+  // trust loads after importing it.
+  const std::shared_ptr<const detail::EntryTrust> trust =
+      detail::make_entry_trust(settings);
+  const detail::SigningKey* signer = trust->signer();
+  if (signer != nullptr) {
+    for (detail::BundleItem& item : items) {
+      // Entries were parsed as they were found: they parse again.
+      item.bytes = *detail::resign_entry(item.bytes, *signer);
+      item.identity.signer = signer->public_key.id;
+    }
+    summary.signer = signer->public_key.id_hex();
+  }
   // Bundle order: by target, then key, so one cache gives one bundle.
   std::sort(items.begin(), items.end(),
             [](const detail::BundleItem& a, const detail::BundleItem& b) {
@@ -468,19 +588,41 @@ CacheBundleSummary export_cache_bundle(const std::string& bundle_path,
                 return a.identity.key.target() < b.identity.key.target();
               return a.identity.name < b.identity.name;
             });
-  detail::write_bundle(bundle_path, items);
+  detail::write_bundle(bundle_path, items, signer);
   summarize(items, summary);
   summary.file_bytes = file_size(bundle_path);
+  summary.sha256 = detail::bundle_file_sha256(bundle_path);
   return summary;
 }
 
 CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
-                                       const RuntimeOptions& cache) {
+                                       const RuntimeOptions& cache,
+                                       std::string_view pinned_sha256) {
   const CacheSettings settings = resolve_cache_settings(cache);
   const std::string directory = bundle_cache_dir(cache, "import into");
-  // Every entry is checked before the first lands.
+  // Every entry, the pin and the signature are checked (on the bytes read
+  // once) before the first entry lands.
+  detail::BundleSignature signature;
   const std::vector<detail::BundleItem> items =
-      detail::read_bundle(bundle_path);
+      detail::read_bundle(bundle_path, &signature);
+  const std::string& digest = signature.file_sha256;
+  std::string pin(pinned_sha256);
+  std::transform(pin.begin(), pin.end(), pin.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (!pin.empty() && digest != pin) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "bundle {} has SHA-256 {}, not the {} it is pinned to; nothing was "
+         "imported",
+         bundle_path, digest, pinned_sha256);
+  }
+  const std::shared_ptr<const detail::EntryTrust> trust =
+      detail::make_entry_trust(settings);
+  if (const auto refusal =
+          detail::bundle_signature_refusal(signature, *trust)) {
+    fail(JW_ERROR_INVALID_ARGUMENT,
+         "bundle {} is refused: {}; nothing was imported", bundle_path,
+         *refusal);
+  }
   std::string write_error;
   const detail::Logger capture(
       [&](jw_log_level, const std::string& message) { write_error = message; });
@@ -490,6 +632,8 @@ CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
   summary.cache_dir = directory;
   summarize(items, summary);
   summary.file_bytes = file_size(bundle_path);
+  summary.sha256 = digest;
+  summary.signer = detail::to_hex(signature.signer);
   for (const detail::BundleItem& item : items) {
     switch (disk.put_entry(item.identity, item.bytes)) {
       case DiskCache::Put::written: ++summary.written; break;

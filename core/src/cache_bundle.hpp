@@ -13,14 +13,24 @@
 //     N entries, in the manifest's order (each a u64 length and the bytes
 //       of a cache entry)
 //     u64 XXH3-64 of everything in the frame before it
-//   and nothing after the frame.
+//   then (format version 2) the signature block: the signer's key id and
+//   the Ed25519 signature (each a u64 length and the bytes; both empty in
+//   an unsigned bundle) of "jitwarm bundle signature\0" followed by the
+//   SHA-256 of every byte of the file before the block (header and frame),
+//   and nothing after it. Version 1 bundles (no signature block) are still
+//   read, as unsigned bundles.
+//
+// A signed bundle's entries are signed too (export signs each entry with
+// the bundle's key), so a node that requires trust loads them after the
+// import as it loads any entry.
 //
 // read_bundle() checks everything before it returns anything: the header,
 // the frame, each entry against its row (size, hash) and against itself
 // (identify_entry, the check every tier makes), the trailing checksum, and
 // that the file ends there. A bundle that fails any of it is an error that
 // names the entry (its number and key) where reading stopped; so an import
-// either has every entry or writes none.
+// either has every entry or writes none. Signatures are checked by the
+// caller, against its trust (bundle_signature_refusal).
 #pragma once
 
 #include <filesystem>
@@ -28,10 +38,12 @@
 #include <vector>
 
 #include "cache_entry.hpp"
+#include "entry_trust.hpp"
 
 namespace jitwarm::detail {
 
-inline constexpr uint32_t kBundleFormatVersion = 1;
+inline constexpr uint32_t kBundleFormatVersion = 2;
+inline constexpr uint32_t kOldestBundleFormatVersion = 1;
 // Bounds on what a bundle may declare, so a corrupt count or size stops
 // the reader before it allocates: 16 GiB of entries, 10 million of them.
 inline constexpr uint64_t kMaxBundleContentBytes = 16ull << 30;
@@ -42,12 +54,33 @@ struct BundleItem {
   std::string bytes;  // the cache entry
 };
 
+// A bundle's signature: who signed, and what (the message the signature
+// is over, built from the digest of the bundle's bytes).
+struct BundleSignature {
+  std::string signer;  // key id; empty: unsigned
+  std::string signature;
+  std::string message;
+  // SHA-256 (hex) of the whole file, of the very bytes read: what
+  // `import --sha256` pins, checked without reading the file twice.
+  std::string file_sha256;
+};
+
 // Writes the bundle to a temporary file next to `path` and renames it, so a
-// failed export leaves no half bundle. Throws Error(JW_ERROR_IO).
+// failed export leaves no half bundle; signed by `signer` when given (its
+// entries are as given: sign them first). Throws Error(JW_ERROR_IO).
 void write_bundle(const std::filesystem::path& path,
-                  const std::vector<BundleItem>& items);
+                  const std::vector<BundleItem>& items,
+                  const SigningKey* signer = nullptr);
 // Throws Error(JW_ERROR_IO) when the file cannot be read, and
-// Error(JW_ERROR_INVALID_ARGUMENT) when it is not a valid bundle.
-std::vector<BundleItem> read_bundle(const std::filesystem::path& path);
+// Error(JW_ERROR_INVALID_ARGUMENT) when it is not a valid bundle; fills
+// `signature` when given.
+std::vector<BundleItem> read_bundle(const std::filesystem::path& path,
+                                    BundleSignature* signature = nullptr);
+// Why `trust` refuses a bundle of this signature ("it is signed by key
+// ..., which is not trusted"); nullopt when it accepts it.
+std::optional<std::string> bundle_signature_refusal(
+    const BundleSignature& signature, const EntryTrust& trust);
+// SHA-256 of the file, in hex (what --sha256 pins). Throws as read_bundle.
+std::string bundle_file_sha256(const std::filesystem::path& path);
 
 }  // namespace jitwarm::detail

@@ -17,7 +17,7 @@ constexpr char kEntryMagic[8] = {'J', 'W', 'C', 'A', 'C', 'H', 'E', '\n'};
 
 std::string entry_name(const CompileKey& key, std::string_view fingerprint) {
   std::string material;
-  put_u32(material, kEntryFormatVersion);
+  put_u32(material, kEntryNameVersion);
   put_field(material, key.encoding());
   put_field(material, fingerprint);
   const XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
@@ -25,24 +25,58 @@ std::string entry_name(const CompileKey& key, std::string_view fingerprint) {
 }
 
 uint64_t entry_size(const CompileKey& key, std::string_view fingerprint,
-                    const Artifact& artifact) {
-  // Magic, version, five sized fields, checksum.
-  return sizeof(kEntryMagic) + 4 + 5 * 8 + key.encoding().size() +
+                    const Artifact& artifact, bool signed_entry) {
+  // Magic, version, seven sized fields, checksum.
+  return sizeof(kEntryMagic) + 4 + 7 * 8 + key.encoding().size() +
          fingerprint.size() + artifact.format.size() +
-         artifact.entry_point.size() + artifact.binary.size() + 8;
+         artifact.entry_point.size() + artifact.binary.size() +
+         (signed_entry ? kKeyIdBytes + kSignatureBytes : 0) + 8;
 }
 
+namespace {
+
+// The signer and signature fields and the checksum after `out`, which holds
+// an entry up to its binary.
+void finish_entry(std::string& out, const SigningKey* signer) {
+  if (signer != nullptr) {
+    const std::string signature = sign_message(*signer, out);
+    put_field(out, signer->public_key.id);
+    put_field(out, signature);
+  } else {
+    put_field(out, {});
+    put_field(out, {});
+  }
+  put_u64(out, XXH3_64bits(out.data(), out.size()));
+}
+
+}  // namespace
+
 std::string serialize_entry(const CompileKey& key, std::string_view fingerprint,
-                            const Artifact& artifact) {
+                            const Artifact& artifact,
+                            const SigningKey* signer) {
   std::string out(kEntryMagic, sizeof(kEntryMagic));
-  out.reserve(entry_size(key, fingerprint, artifact));
+  out.reserve(entry_size(key, fingerprint, artifact, signer != nullptr));
   put_u32(out, kEntryFormatVersion);
   put_field(out, key.encoding());
   put_field(out, fingerprint);
   put_field(out, artifact.format);
   put_field(out, artifact.entry_point);
   put_field(out, artifact.binary);
-  put_u64(out, XXH3_64bits(out.data(), out.size()));
+  finish_entry(out, signer);
+  return out;
+}
+
+std::optional<std::string> resign_entry(std::string_view bytes,
+                                        const SigningKey& signer) {
+  std::string why;
+  const std::optional<ParsedEntry> e = parse_entry(bytes, &why);
+  if (!e) return std::nullopt;
+  std::string out(kEntryMagic, sizeof(kEntryMagic));
+  put_u32(out, kEntryFormatVersion);
+  for (const std::string_view field :
+       {e->key_encoding, e->fingerprint, e->format, e->entry_point, e->binary})
+    put_field(out, field);
+  finish_entry(out, &signer);
   return out;
 }
 
@@ -55,17 +89,29 @@ std::optional<ParsedEntry> parse_entry(std::string_view bytes,
   }
   Cursor c{bytes.substr(0, bytes.size() - 8), sizeof(kEntryMagic)};
   const uint64_t version = c.u(4);
-  if (version != kEntryFormatVersion) {
-    *why = fmt::format("format version {} (this build reads {})", version,
-                       kEntryFormatVersion);
+  if (version < kOldestEntryFormatVersion || version > kEntryFormatVersion) {
+    *why = fmt::format("format version {} (this build reads {} to {})", version,
+                       kOldestEntryFormatVersion, kEntryFormatVersion);
     return std::nullopt;
   }
   ParsedEntry e;
+  e.version = static_cast<uint32_t>(version);
   e.key_encoding = c.field();
   e.fingerprint = c.field();
   e.format = c.field();
   e.entry_point = c.field();
   e.binary = c.field();
+  e.signed_bytes = bytes.substr(0, c.pos);
+  if (version >= 2) {
+    e.signer = c.field();
+    e.signature = c.field();
+    if (c.ok && !((e.signer.empty() && e.signature.empty()) ||
+                  (e.signer.size() == kKeyIdBytes &&
+                   e.signature.size() == kSignatureBytes))) {
+      *why = "malformed signature fields";
+      return std::nullopt;
+    }
+  }
   if (!c.at_end()) {
     *why = "truncated or malformed";
     return std::nullopt;
@@ -79,14 +125,27 @@ std::optional<ParsedEntry> parse_entry(std::string_view bytes,
   return e;
 }
 
-std::optional<Artifact> entry_artifact(std::string_view bytes,
-                                       const CompileKey& key,
-                                       std::string_view fingerprint,
-                                       std::string* why) {
+std::optional<RejectReason> check_entry_signature(const ParsedEntry& entry,
+                                                  const EntryTrust* trust,
+                                                  std::string* why) {
+  if (trust == nullptr) return std::nullopt;
+  return trust->check(entry.signer, entry.signed_bytes, entry.signature, why);
+}
+
+std::optional<Artifact> entry_artifact(
+    std::string_view bytes, const CompileKey& key, std::string_view fingerprint,
+    std::string* why, const EntryTrust* trust, RejectReason* reason) {
+  RejectReason ignored;
+  if (reason == nullptr) reason = &ignored;
+  *reason = RejectReason::corrupt;
   const std::optional<ParsedEntry> e = parse_entry(bytes, why);
   if (!e) return std::nullopt;
   if (e->key_encoding != key.encoding() || e->fingerprint != fingerprint) {
     *why = "it belongs to another key or build (hash collision or stale entry)";
+    return std::nullopt;
+  }
+  if (const auto refused = check_entry_signature(*e, trust, why)) {
+    *reason = *refused;
     return std::nullopt;
   }
   Artifact a;
@@ -97,14 +156,23 @@ std::optional<Artifact> entry_artifact(std::string_view bytes,
 }
 
 std::optional<EntryIdentity> identify_entry(std::string_view bytes,
-                                            std::string* why) {
+                                            std::string* why,
+                                            const EntryTrust* trust,
+                                            RejectReason* reason) {
+  RejectReason ignored;
+  if (reason == nullptr) reason = &ignored;
+  *reason = RejectReason::corrupt;
   const std::optional<ParsedEntry> e = parse_entry(bytes, why);
   if (!e) return std::nullopt;
   try {
     CompileKey key = CompileKey::decode(e->key_encoding);
+    if (const auto refused = check_entry_signature(*e, trust, why)) {
+      *reason = *refused;
+      return std::nullopt;
+    }
     std::string name = entry_name(key, e->fingerprint);
     return EntryIdentity{std::move(key), std::string(e->fingerprint),
-                         std::move(name)};
+                         std::move(name), std::string(e->signer)};
   } catch (const Error& error) {
     *why = fmt::format("its key does not decode ({})", error.what());
     return std::nullopt;

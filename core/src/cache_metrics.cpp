@@ -154,9 +154,9 @@ void CacheMetrics::count_store_hit(CacheTier tier) {
   ++store_hits_[static_cast<std::size_t>(tier)];
 }
 
-void CacheMetrics::count_store_reject(CacheTier tier) {
+void CacheMetrics::count_reject(CacheTier tier, RejectReason reason) {
   std::lock_guard lock(mutex_);
-  ++store_rejects_[static_cast<std::size_t>(tier)];
+  ++rejects_[static_cast<std::size_t>(tier)][static_cast<std::size_t>(reason)];
 }
 
 void CacheMetrics::observe_load(CacheTier tier,
@@ -179,9 +179,6 @@ std::string CacheMetrics::render(const CacheStats& cache,
   std::lock_guard lock(mutex_);
   const auto hits_of = [&](CacheTier t) {
     return store_hits_[static_cast<std::size_t>(t)];
-  };
-  const auto rejects_of = [&](CacheTier t) {
-    return store_rejects_[static_cast<std::size_t>(t)];
   };
   const uint64_t layer_hits =
       hits_of(CacheTier::system) + hits_of(CacheTier::bundle);
@@ -213,14 +210,19 @@ std::string CacheMetrics::render(const CacheStats& cache,
              d(cache.remote_misses));
 
   out.family("jitwarm_cache_rejected_entries_total", "counter",
-             "Corrupt or mismatched entries found by a lookup and treated as "
-             "a miss, by tier.");
-  out.sample("jitwarm_cache_rejected_entries_total", {{"tier", "disk"}},
-             d(rejects_of(CacheTier::disk)));
-  out.sample("jitwarm_cache_rejected_entries_total", {{"tier", "system"}},
-             d(rejects_of(CacheTier::system)));
-  out.sample("jitwarm_cache_rejected_entries_total", {{"tier", "redis"}},
-             d(cache.remote_rejects));
+             "Entries found by a lookup and treated as a miss, by tier and "
+             "reason (corrupt: damaged or mismatched; unsigned, "
+             "unknown_signer, bad_signature: refused by the trusted keys).");
+  for (const CacheTier tier :
+       {CacheTier::disk, CacheTier::system, CacheTier::redis}) {
+    for (std::size_t r = 0; r < kRejectReasons; ++r) {
+      const auto reason = static_cast<RejectReason>(r);
+      out.sample("jitwarm_cache_rejected_entries_total",
+                 {{"tier", std::string(tier_label(tier))},
+                  {"reason", std::string(reject_reason_label(reason))}},
+                 d(rejects_[static_cast<std::size_t>(tier)][r]));
+    }
+  }
 
   out.family("jitwarm_cache_writes_total", "counter",
              "Entries written to a persistent tier.");

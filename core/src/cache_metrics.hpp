@@ -30,6 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include "entry_trust.hpp"
+
 namespace jitwarm::detail {
 
 // Where a lookup's artifact came from, as the `tier` label names it.
@@ -80,9 +82,9 @@ class CacheMetrics {
   // A hit of the system layer or of a bundle's entry (CacheTier::disk is
   // derived, see the top comment).
   void count_store_hit(CacheTier tier);
-  // A lookup that found a corrupt or mismatched entry in this tier (disk
-  // or system; the remote tier's are CacheStats::remote_rejects).
-  void count_store_reject(CacheTier tier);
+  // A lookup that found an entry in this tier (disk, system or redis) and
+  // refused it, for `reason`.
+  void count_reject(CacheTier tier, RejectReason reason);
   // A lookup that missed memory and got its artifact from `tier` without
   // compiling: from its start to the answer.
   void observe_load(CacheTier tier, std::chrono::steady_clock::duration took);
@@ -99,7 +101,9 @@ class CacheMetrics {
   std::map<std::string, Histogram> compile_seconds_;       // by platform
   std::map<CacheTier, Histogram> load_seconds_;
   std::map<RemoteOperation, Histogram> remote_seconds_;
-  std::array<uint64_t, 5> store_hits_{}, store_rejects_{};  // by CacheTier
+  std::array<uint64_t, 5> store_hits_{};  // by CacheTier
+  // By CacheTier, then RejectReason.
+  std::array<std::array<uint64_t, kRejectReasons>, 5> rejects_{};
 };
 
 // "cuda:sm_90" -> "cuda": the `platform` label of a target.

@@ -14,6 +14,7 @@
 #include "disk_cache.hpp"
 #include "errors.hpp"
 #include "redis_url.hpp"
+#include "trust_settings.hpp"
 
 namespace jitwarm {
 namespace {
@@ -153,6 +154,7 @@ CacheSettings resolve_cache_settings(const RuntimeOptions& options) {
     }
   }
   resolve_remote(options, s);
+  detail::resolve_trust_settings(options, s);
   return s;
 }
 

@@ -71,6 +71,7 @@ std::optional<Artifact> CompileCache::load_remote(
       break;
     case RemoteTier::Outcome::rejected:
       remote_rejects_.fetch_add(1, std::memory_order_relaxed);
+      metrics_.count_reject(CacheTier::redis, found.reason);
       break;
     case RemoteTier::Outcome::unavailable:
       remote_errors_.fetch_add(1, std::memory_order_relaxed);
@@ -165,8 +166,10 @@ CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
 void CompileCache::note_store_load(
     const ArtifactStore::LoadReport& report, bool hit,
     std::chrono::steady_clock::time_point start) {
-  if (report.rejected_disk) metrics_.count_store_reject(CacheTier::disk);
-  if (report.rejected_system) metrics_.count_store_reject(CacheTier::system);
+  if (report.rejected_disk)
+    metrics_.count_reject(CacheTier::disk, report.disk_reason);
+  if (report.rejected_system)
+    metrics_.count_reject(CacheTier::system, report.system_reason);
   if (!hit) return;
   if (report.tier != CacheTier::disk) metrics_.count_store_hit(report.tier);
   metrics_.observe_load(report.tier, std::chrono::steady_clock::now() - start);
@@ -213,7 +216,7 @@ bool CompileCache::store_entry(const CompileKey& key,
     disk_writes_.fetch_add(1, std::memory_order_relaxed);
     kept = true;
   }
-  if (remote_) {
+  if (remote_ && !remote_read_only_) {
     const auto start = std::chrono::steady_clock::now();
     const bool written = remote_->store(key, fingerprint, artifact);
     metrics_.observe_remote(RemoteOperation::store,

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "cache_metrics.hpp"
+#include "entry_trust.hpp"
 #include "striped_counter.hpp"
 
 namespace jitwarm::detail {
@@ -67,6 +68,9 @@ class ArtifactStore {
     bool rejected = false;             // a layer held a bad entry (`rejected`)
     bool rejected_disk = false;        // the user directory did
     bool rejected_system = false;      // the read-only system layer did
+    // Why, when it did.
+    RejectReason disk_reason = RejectReason::corrupt;
+    RejectReason system_reason = RejectReason::corrupt;
   };
   // load(), saying which layer answered or rejected. The default knows of
   // one layer.
@@ -116,6 +120,7 @@ class RemoteTier {
   struct Lookup {
     std::optional<Artifact> artifact;  // set on a hit
     Outcome outcome = Outcome::miss;
+    RejectReason reason = RejectReason::corrupt;  // of a rejected value
   };
   virtual Lookup load(const CompileKey& key, std::string_view fingerprint) = 0;
   // False when the entry was not written (an error, a full or read-only
@@ -175,6 +180,9 @@ class CompileCache {
   ArtifactStore* store() const { return store_.get(); }
   void set_remote(std::shared_ptr<RemoteTier> remote);
   RemoteTier* remote() const { return remote_.get(); }
+  // A read-only node (RemoteCacheMode::read_only) loads from the remote
+  // tier and never writes to it: neither compiles nor external entries.
+  void set_remote_read_only(bool read_only) { remote_read_only_ = read_only; }
   // Whether the runtime is sealed (JitMonitor::sealed), asked at each
   // compile to count it before or after seal; unset: before.
   void set_sealed_query(std::function<bool()> sealed) {
@@ -258,6 +266,7 @@ class CompileCache {
 
   std::shared_ptr<ArtifactStore> store_;
   std::shared_ptr<RemoteTier> remote_;
+  bool remote_read_only_ = false;
   std::function<bool()> sealed_;
   CacheMetrics metrics_;
   std::atomic<uint64_t> hits_{0}, misses_{0}, compiles_{0}, disk_hits_{0},

@@ -166,23 +166,28 @@ fs::path DiskCache::entry_path(const CompileKey& key,
   return path_for_name(entry_name(key, fingerprint));
 }
 
-std::optional<Artifact> DiskCache::read_entry(const fs::path& path,
-                                              const CompileKey& key,
-                                              std::string_view fingerprint,
-                                              bool* rejected) const {
+std::optional<Artifact> DiskCache::read_entry(
+    const fs::path& path, const CompileKey& key, std::string_view fingerprint,
+    std::optional<RejectReason>* rejected) const {
   const FileContents file =
       read_bounded_file(path, kMaxEntryBytes, Symlinks::refuse);
   if (file.status == FileContents::Status::absent) return std::nullopt;
   std::string why;
   std::optional<Artifact> a;
+  RejectReason reason = RejectReason::corrupt;
   if (!file.ok()) {
     why = "it " + file.why;
   } else {
-    a = entry_artifact(file.bytes, key, fingerprint, &why);
+    a = entry_artifact(file.bytes, key, fingerprint, &why, trust_.get(),
+                       &reason);
   }
   if (!a) {
-    if (rejected != nullptr) *rejected = true;
-    if (logger_ != nullptr) {
+    *rejected = reason;
+    // A refused signature stays refused: said once per entry, not at
+    // every load.
+    const bool warn =
+        reason == RejectReason::corrupt || trust_->first_warning(path.string());
+    if (logger_ != nullptr && warn) {
       logger_->log(JW_LOG_WARNING,
                    fmt::format("cache entry {} ignored: {}; compiling {}",
                                path.string(), why, key.text()));
@@ -205,7 +210,7 @@ std::optional<Artifact> DiskCache::load_reporting(const CompileKey& key,
                                                   LoadReport& report) {
   const std::string name = entry_name(key, fingerprint);
   const fs::path path = path_for_name(name);
-  bool rejected = false;
+  std::optional<RejectReason> rejected;
   if (auto a = read_entry(path, key, fingerprint, &rejected)) {
     // LRU touch, of the entry itself (never through a link).
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
@@ -213,14 +218,20 @@ std::optional<Artifact> DiskCache::load_reporting(const CompileKey& key,
         bundle_hits_.note_hit(name) ? CacheTier::bundle : CacheTier::disk;
     return a;
   }
-  if (rejected) report.rejected = report.rejected_disk = true;
+  if (rejected) {
+    report.rejected = report.rejected_disk = true;
+    report.disk_reason = *rejected;
+  }
   if (!system_directory_.empty()) {
     const fs::path system_path =
         system_directory_ / path.lexically_relative(directory_);
-    rejected = false;
+    rejected.reset();
     std::optional<Artifact> a =
         read_entry(system_path, key, fingerprint, &rejected);
-    if (rejected) report.rejected = report.rejected_system = true;
+    if (rejected) {
+      report.rejected = report.rejected_system = true;
+      report.system_reason = *rejected;
+    }
     if (a) report.tier = CacheTier::system;
     return a;
   }
@@ -309,7 +320,8 @@ void DiskCache::sweep_once(const fs::path& directory) {
 
 bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
                       const Artifact& artifact) {
-  const uint64_t size = entry_size(key, fingerprint, artifact);
+  const uint64_t size = entry_size(key, fingerprint, artifact,
+                                   trust_ && trust_->signer() != nullptr);
   if (size > kMaxEntryBytes) {
     // It could never be read back: refuse it now rather than write it on
     // every run.
@@ -321,7 +333,8 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
     }
     return false;
   }
-  const std::string bytes = serialize_entry(key, fingerprint, artifact);
+  const std::string bytes = serialize_entry(
+      key, fingerprint, artifact, trust_ ? trust_->signer() : nullptr);
   if (!write_atomically(entry_path(key, fingerprint), bytes)) return false;
   if (max_bytes_ != 0 &&
       written_since_prune_.fetch_add(bytes.size()) + bytes.size() >

@@ -90,6 +90,14 @@ class DiskCache : public ArtifactStore {
             std::filesystem::path system_directory, uint64_t max_bytes,
             const Logger* logger, Opening opening = Opening::create);
 
+  // Entries are signed with its signing key as they are written, and
+  // loads accept only what it trusts (entry_trust.hpp); none: unsigned,
+  // and nothing required. Set before the cache is shared.
+  void set_trust(std::shared_ptr<const EntryTrust> trust) {
+    trust_ = std::move(trust);
+  }
+  const EntryTrust* trust() const { return trust_.get(); }
+
   // Why entries cannot be written here ("Read-only file system"), found by
   // creating and removing a file; nullopt when they can.
   std::optional<std::string> write_problem() const;
@@ -153,10 +161,11 @@ class DiskCache : public ArtifactStore {
 
  private:
   std::filesystem::path path_for_name(const std::string& name) const;
-  std::optional<Artifact> read_entry(const std::filesystem::path& path,
-                                     const CompileKey& key,
-                                     std::string_view fingerprint,
-                                     bool* rejected) const;
+  // nullopt on a miss; a rejected entry sets *rejected to its reason.
+  std::optional<Artifact> read_entry(
+      const std::filesystem::path& path, const CompileKey& key,
+      std::string_view fingerprint,
+      std::optional<RejectReason>* rejected) const;
   bool write_atomically(const std::filesystem::path& path,
                         const std::string& bytes);
   // Once per directory per process: removes its stale leftovers.
@@ -171,6 +180,7 @@ class DiskCache : public ArtifactStore {
   std::mutex swept_mutex_;
   std::set<std::filesystem::path> swept_;
   BundleHits bundle_hits_;
+  std::shared_ptr<const EntryTrust> trust_;
 };
 
 }  // namespace jitwarm::detail

@@ -204,7 +204,19 @@ MissExplanation explain_against(const CompileKey& key,
         }
         if (found.encoding() == key.encoding() &&
             entry.identity->fingerprint == fingerprint) {
-          explanation.would_hit = true;
+          // The very entry, unless the runtime's trusted keys refuse it.
+          std::string why;
+          const std::optional<ParsedEntry> parsed =
+              parse_entry(entry.content, &why);
+          if (!parsed || !check_entry_signature(*parsed, disk.trust(), &why)) {
+            explanation.would_hit = true;
+            return;
+          }
+          neighbours.push_back(
+              {found.text(),
+               found.target(),
+               entry.system,
+               {MissFactor{"signature", "one of a trusted key", why}}});
           return;
         }
         neighbours.push_back(
@@ -214,9 +226,13 @@ MissExplanation explain_against(const CompileKey& key,
       /*with_system=*/true);
   if (explanation.would_hit) return explanation;
   std::sort(neighbours.begin(), neighbours.end(),
-            [](const MissNeighbour& a, const MissNeighbour& b) {
+            [&](const MissNeighbour& a, const MissNeighbour& b) {
               if (a.factors.size() != b.factors.size())
                 return a.factors.size() < b.factors.size();
+              // The key's own entry, refused for its signature, first.
+              const bool a_own = a.key == key.text(),
+                         b_own = b.key == key.text();
+              if (a_own != b_own) return a_own;
               return std::tie(a.key, a.system) < std::tie(b.key, b.system);
             });
   if (neighbours.size() > MissExplanation::kMaxNeighbours)

@@ -105,7 +105,7 @@ RedisCache::~RedisCache() = default;
 
 std::string RedisCache::value_name(const CompileKey& key,
                                    std::string_view fingerprint) {
-  return fmt::format("jitwarm:v{}:{}", kEntryFormatVersion,
+  return fmt::format("jitwarm:v{}:{}", kEntryNameVersion,
                      entry_name(key, fingerprint));
 }
 
@@ -251,6 +251,7 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
   const redisReply& r = *reply.reply;
   std::string why;
   std::optional<Artifact> artifact;
+  RejectReason reason = RejectReason::corrupt;
   if (r.type == REDIS_REPLY_STRING && r.len == 0) {
     return {std::nullopt, Outcome::miss};  // GETRANGE of no value is ""
   } else if (r.type == REDIS_REPLY_ERROR) {
@@ -261,17 +262,19 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
     why = fmt::format("it is larger than the {} bytes an entry may have",
                       kMaxEntryBytes);
   } else {
-    artifact =
-        entry_artifact(std::string_view(r.str, r.len), key, fingerprint, &why);
+    artifact = entry_artifact(std::string_view(r.str, r.len), key, fingerprint,
+                              &why, trust_.get(), &reason);
   }
   if (!artifact) {
-    if (logger_ != nullptr) {
+    // A refused signature stays refused: said once per value.
+    if (logger_ != nullptr &&
+        (reason == RejectReason::corrupt || trust_->first_warning(name))) {
       logger_->log(JW_LOG_WARNING,
                    fmt::format("remote cache value {} ignored: {}; compiling "
                                "{}",
                                name, why, key.text()));
     }
-    return {std::nullopt, Outcome::rejected};
+    return {std::nullopt, Outcome::rejected, reason};
   }
   return {std::move(artifact), Outcome::hit};
 }
@@ -283,11 +286,14 @@ bool RedisCache::store(const CompileKey& key, std::string_view fingerprint,
     std::lock_guard lock(mutex_);
     if (std::chrono::steady_clock::now() < writes_refused_until_) return false;
   }
-  if (entry_size(key, fingerprint, artifact) > kMaxEntryBytes) return false;
+  const SigningKey* signer = trust_ ? trust_->signer() : nullptr;
+  if (entry_size(key, fingerprint, artifact, signer != nullptr) >
+      kMaxEntryBytes)
+    return false;
   std::unique_ptr<Connection> c = take();
   if (!c) return false;
   const std::string name = value_name(key, fingerprint);
-  const std::string value = serialize_entry(key, fingerprint, artifact);
+  const std::string value = serialize_entry(key, fingerprint, artifact, signer);
   const char* argv[] = {"SET", name.c_str(), value.data()};
   const size_t lengths[] = {3, name.size(), value.size()};
   const ReplyHolder reply(c->command(3, argv, lengths));

@@ -5,7 +5,11 @@
 // * Values are cache entries (cache_entry.hpp), named "jitwarm:v<format>:
 //   <entry name>", checked by the same entry_artifact() as disk entries, so
 //   a corrupt, truncated, foreign or oversized value is a miss (counted
-//   as a reject, with a warning) and is overwritten by the next compile.
+//   as a reject, with a warning) and is overwritten by the next compile;
+//   given an EntryTrust, values are signed as they are written and only
+//   trusted signatures load (entry_trust.hpp). The value name keeps the
+//   entry's name version (kEntryNameVersion), so signed and older unsigned
+//   values share one name.
 //   Reads ask for at most DiskCache::kMaxEntryBytes + 1 bytes (GETRANGE),
 //   so a huge value is never read whole.
 // * Every wait is bounded by the timeout: connecting (a non-blocking
@@ -46,6 +50,11 @@ class RedisCache : public RemoteTier {
   RedisCache(const RedisCache&) = delete;
   RedisCache& operator=(const RedisCache&) = delete;
 
+  // As DiskCache::set_trust: set before the tier is shared.
+  void set_trust(std::shared_ptr<const EntryTrust> trust) {
+    trust_ = std::move(trust);
+  }
+
   Lookup load(const CompileKey& key, std::string_view fingerprint) override;
   bool store(const CompileKey& key, std::string_view fingerprint,
              const Artifact& artifact) override;
@@ -76,6 +85,7 @@ class RedisCache : public RemoteTier {
   bool down_warned_ = false;  // this outage was warned about
   std::chrono::steady_clock::time_point writes_refused_until_{};
   bool writes_refused_warned_ = false;
+  std::shared_ptr<const EntryTrust> trust_;
 };
 
 }  // namespace jitwarm::detail

@@ -5,17 +5,20 @@
 #include "errors.hpp"
 #include "redis_url.hpp"
 #include "remote_cache.hpp"
+#include "trust_settings.hpp"
 
 namespace jitwarm::detail {
 
 RuntimeCaches::RuntimeCaches(const RuntimeOptions& options,
                              const Logger& logger)
-    : settings_(resolve_cache_settings(options)) {
+    : settings_(resolve_cache_settings(options)),
+      trust_(make_entry_trust(settings_)) {
   if (!settings_.directory.empty()) {
     try {
       disk_cache_ = std::make_shared<DiskCache>(settings_.directory,
                                                 settings_.system_directory,
                                                 settings_.max_bytes, &logger);
+      disk_cache_->set_trust(trust_);
       if (const auto problem = disk_cache_->write_problem()) {
         settings_.problem =
             fmt::format("cache directory {} cannot be written ({})",
@@ -39,10 +42,14 @@ RuntimeCaches::RuntimeCaches(const RuntimeOptions& options,
     }
   }
   if (!settings_.remote.empty()) {
-    remote_cache_ = std::make_shared<RedisCache>(
+    auto redis = std::make_shared<RedisCache>(
         parse_redis_url(settings_.remote, settings_.remote_source),
         settings_.remote_timeout, &logger);
+    redis->set_trust(trust_);
+    remote_cache_ = std::move(redis);
     cache_.set_remote(remote_cache_);
+    cache_.set_remote_read_only(settings_.remote_mode ==
+                                RemoteCacheMode::read_only);
   }
 }
 

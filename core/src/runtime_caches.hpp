@@ -36,10 +36,13 @@ class RuntimeCaches {
   const CacheSettings& settings() const { return settings_; }
   // The persistent tier; null when the runtime has none.
   const std::shared_ptr<DiskCache>& disk_cache() const { return disk_cache_; }
+  // What the tiers sign with and accept (entry_trust.hpp).
+  const std::shared_ptr<const EntryTrust>& trust() const { return trust_; }
 
  private:
   CompileCache cache_;
   CacheSettings settings_;
+  std::shared_ptr<const EntryTrust> trust_;
   std::shared_ptr<DiskCache> disk_cache_;     // may be null
   std::shared_ptr<RemoteTier> remote_cache_;  // may be null
 };

@@ -141,6 +141,29 @@ nlohmann::json key_record(std::size_t index, const WarmupKeyResult& r) {
           {"status", static_cast<int>(r.status)}};
 }
 
+// Loads from the cache directory (as its trust allows), and keeps what is
+// compiled in a private directory: how workers hand compiles over when
+// trusted keys are required and nothing signs them.
+class TrustedLoadsPrivateStores : public ArtifactStore {
+ public:
+  TrustedLoadsPrivateStores(std::shared_ptr<DiskCache> trusted,
+                            std::shared_ptr<DiskCache> handed_over)
+      : trusted_(std::move(trusted)), handed_over_(std::move(handed_over)) {}
+  std::optional<Artifact> load(const CompileKey& key,
+                               std::string_view fingerprint,
+                               bool* rejected) override {
+    if (auto a = trusted_->load(key, fingerprint, rejected)) return a;
+    return handed_over_->load(key, fingerprint, nullptr);
+  }
+  bool store(const CompileKey& key, std::string_view fingerprint,
+             const Artifact& artifact) override {
+    return handed_over_->store(key, fingerprint, artifact);
+  }
+
+ private:
+  std::shared_ptr<DiskCache> trusted_, handed_over_;
+};
+
 }  // namespace
 
 void WarmupExecution::warm_in_processes(
@@ -148,11 +171,20 @@ void WarmupExecution::warm_in_processes(
     std::vector<WarmupKeyResult>& keys,
     const std::function<void(std::size_t)>& report, RemoteUse& remote) {
   std::optional<TemporaryDirectory> private_directory;
-  std::shared_ptr<DiskCache> store = caches_.disk_cache();
+  std::shared_ptr<ArtifactStore> store = caches_.disk_cache();
+  const EntryTrust& trust = *caches_.trust();
   if (!store) {
     private_directory.emplace();
     store =
         std::make_shared<DiskCache>(private_directory->path(), "", 0, &logger_);
+  } else if (trust.required() && trust.signer() == nullptr) {
+    // The workers' compiles would be unsigned, refused on the way back and
+    // compiled again here: they come back through a private directory,
+    // while the workers still load the trusted entries of the cache.
+    private_directory.emplace();
+    store = std::make_shared<TrustedLoadsPrivateStores>(
+        caches_.disk_cache(), std::make_shared<DiskCache>(
+                                  private_directory->path(), "", 0, &logger_));
   }
   const bool private_store = private_directory.has_value();
 

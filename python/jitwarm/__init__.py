@@ -48,6 +48,7 @@ from ._jitwarm import (  # noqa: E402,F401  (re-exported)
     CacheBundleSummary,
     CacheBundleUse,
     CacheEntryInfo,
+    CacheKeyPair,
     CacheListing,
     CacheReport,
     CacheSettings,
@@ -79,6 +80,7 @@ from ._jitwarm import (  # noqa: E402,F401  (re-exported)
     dtype_size,
     install_location,
     cache_directory_stats,
+    cache_keygen,
     clear_cache,
     export_cache_bundle,
     import_cache_bundle,
@@ -101,7 +103,7 @@ __all__ = [
     "TuneResult", "TuneTiming",
     "resolve_cache_settings", "export_cache_bundle",
     "import_cache_bundle", "warmup_shard", "CacheEntryInfo", "CacheListing", "CacheReport",
-    "CacheBundleUse", "list_cache", "cache_directory_stats", "verify_cache", "prune_cache", "clear_cache",
+    "CacheBundleUse", "CacheKeyPair", "cache_keygen", "list_cache", "cache_directory_stats", "verify_cache", "prune_cache", "clear_cache",
     "specialize_integer", "scalar_specialization_rep", "dtype_name", "dtype_short_name", "dtype_size", "install_location",
     "current_launch_stream", "manifest_requests", "enumerate_warmup_keys", "warmup_inputs_for",
     "Status", "Error", "InvalidArgumentError", "NotFoundError", "AlreadyExistsError",
@@ -202,6 +204,12 @@ class Runtime(_jitwarm.Runtime):
     compiled after seal to this manifest (default: JITWARM_JIT_RECORD).
     log: a callable (level, message) for the core's log lines (default:
     stderr, filtered by JITWARM_LOG_LEVEL); it may be called from any thread.
+    Trust (docs/python.md, 'Trust'): signing_key, a secret key file that
+    signs every entry written (default: JITWARM_SIGNING_KEY); trusted_keys,
+    a public key (its text or a file) or a list of them, with which only
+    entries they signed load (default: JITWARM_TRUSTED_KEYS);
+    remote_cache_mode, 'read-write' or 'read-only' (default:
+    JITWARM_REMOTE_CACHE_MODE, else 'read-write').
     """
 
     def __init__(self, *, cache_dir: Optional[PathLike] = None, jit_monitor: Optional[str] = None,
@@ -211,12 +219,16 @@ class Runtime(_jitwarm.Runtime):
                  system_cache_dir: Optional[PathLike] = None,
                  cache_max_bytes: Optional[int] = None, remote_cache: Optional[str] = None,
                  no_remote_cache: Optional[bool] = None,
-                 remote_timeout: Optional[float] = None) -> None:
+                 remote_timeout: Optional[float] = None,
+                 signing_key: Optional[PathLike] = None,
+                 trusted_keys: Union[PathLike, Sequence[PathLike], None] = None,
+                 remote_cache_mode: Optional[str] = None) -> None:
         super().__init__(cache_dir=cache_dir, jit_monitor=jit_monitor,
                          jit_record_path=jit_record_path, log=log, no_cache_dir=no_cache_dir,
                          system_cache_dir=system_cache_dir, cache_max_bytes=cache_max_bytes,
                          remote_cache=remote_cache, no_remote_cache=no_remote_cache,
-                         remote_timeout=remote_timeout)
+                         remote_timeout=remote_timeout, signing_key=signing_key,
+                         trusted_keys=trusted_keys, remote_cache_mode=remote_cache_mode)
         self._kernels: Dict[str, Kernel] = {}
         self._record_path: Optional[str] = (
             os.fspath(jit_record_path) if jit_record_path is not None

@@ -212,6 +212,9 @@ class CacheSettings:
     remote_timeout: float
     problem: str
     persistent: bool
+    signing_key_id: str
+    trusted_key_ids: List[str]
+    remote_cache_mode: str
 
 
 class CacheBundleEntry:
@@ -229,6 +232,8 @@ class CacheBundleSummary:
     skipped_corrupt: int
     entry_bytes: int
     file_bytes: int
+    sha256: str
+    signer: str
     targets: Dict[str, int]
     manifest: List[CacheBundleEntry]
 
@@ -278,22 +283,40 @@ class CacheReport:
     bundle_problems: List[str]
     @property
     def removed_by_target(self) -> Dict[str, int]: ...
+    @property
+    def signers(self) -> Dict[str, int]: ...
+    @property
+    def untrusted(self) -> List[Tuple[str, str]]: ...
 
 
 def list_cache(targets: Sequence[str] = ..., *, cache_dir: Optional[PathLike] = ...,
                system_cache_dir: Optional[PathLike] = ...) -> CacheListing: ...
 def cache_directory_stats(*, cache_dir: Optional[PathLike] = ...,
                           system_cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
-def verify_cache(*, cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
+def verify_cache(*, cache_dir: Optional[PathLike] = ...,
+                 trusted_keys: Union[PathLike, Sequence[PathLike], None] = ...) -> CacheReport: ...
 def prune_cache(*, max_bytes: Optional[int] = ...,
                 cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
 def clear_cache(targets: Sequence[str] = ..., *,
                 cache_dir: Optional[PathLike] = ...) -> CacheReport: ...
 def export_cache_bundle(path: PathLike, targets: Sequence[str] = ..., *,
                         cache_dir: Optional[PathLike] = ...,
-                        system_cache_dir: Optional[PathLike] = ...) -> CacheBundleSummary: ...
+                        system_cache_dir: Optional[PathLike] = ...,
+                        signing_key: Optional[PathLike] = ...) -> CacheBundleSummary: ...
 def import_cache_bundle(path: PathLike, *,
-                        cache_dir: Optional[PathLike] = ...) -> CacheBundleSummary: ...
+                        cache_dir: Optional[PathLike] = ...,
+                        trusted_keys: Union[PathLike, Sequence[PathLike], None] = ...,
+                        sha256: str = ...) -> CacheBundleSummary: ...
+
+
+class CacheKeyPair:
+    secret_key_file: str
+    public_key_file: str
+    public_key: str
+    key_id: str
+
+
+def cache_keygen(path: PathLike) -> CacheKeyPair: ...
 def warmup_shard(plan: Sequence[CompileKey], shard: int, count: int) -> List[CompileKey]: ...
 
 
@@ -390,7 +413,10 @@ class Runtime:
                  no_cache_dir: Optional[bool] = ..., system_cache_dir: Optional[PathLike] = ...,
                  cache_max_bytes: Optional[int] = ..., remote_cache: Optional[str] = ...,
                  no_remote_cache: Optional[bool] = ...,
-                 remote_timeout: Optional[float] = ...) -> None: ...
+                 remote_timeout: Optional[float] = ...,
+                 signing_key: Optional[PathLike] = ...,
+                 trusted_keys: Union[PathLike, Sequence[PathLike], None] = ...,
+                 remote_cache_mode: Optional[str] = ...) -> None: ...
     def load_plugins(self, search_path: Union[str, Sequence[PathLike], None] = ...,
                      strict: bool = ..., isolate: bool = ...,
                      probe_timeout: Optional[float] = ...) -> LoadReport: ...

@@ -7,6 +7,7 @@
 #include "py_kernel.hpp"
 #include "py_overrides.hpp"
 #include "py_runtime.hpp"
+#include "py_trust.hpp"
 #include "py_values.hpp"
 #include "py_warmup.hpp"
 
@@ -20,6 +21,7 @@ PYBIND11_MODULE(_jitwarm, m) {
       m);  // before the kernel type: Kernel.schema returns a KernelSchema
   jp::bind_kernel(m);
   jp::bind_cache(m);
+  jp::bind_trust(m);
   jp::bind_warmup(m);
   jp::bind_overrides(m);
 }

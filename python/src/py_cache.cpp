@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "py_errors.hpp"
+#include "py_trust.hpp"
 #include "py_values.hpp"
 
 namespace jitwarm::python {
@@ -77,6 +78,12 @@ void bind_cache(py::module_& m) {
           })
       .def_readonly("problem", &CacheSettings::problem)
       .def_property_readonly("persistent", &CacheSettings::persistent)
+      .def_readonly("signing_key_id", &CacheSettings::signing_key_id)
+      .def_readonly("trusted_key_ids", &CacheSettings::trusted_key_ids)
+      .def_property_readonly("remote_cache_mode",
+                             [](const CacheSettings& s) {
+                               return std::string(to_string(s.remote_mode));
+                             })
       .def("__repr__", [](const CacheSettings& s) {
         return fmt::format(
             "<CacheSettings directory='{}' ({}) remote='{}'{}>", s.directory,
@@ -98,6 +105,8 @@ void bind_cache(py::module_& m) {
       .def_readonly("skipped_corrupt", &CacheBundleSummary::skipped_corrupt)
       .def_readonly("entry_bytes", &CacheBundleSummary::entry_bytes)
       .def_readonly("file_bytes", &CacheBundleSummary::file_bytes)
+      .def_readonly("sha256", &CacheBundleSummary::sha256)
+      .def_readonly("signer", &CacheBundleSummary::signer)
       .def_property_readonly("targets",
                              [](const CacheBundleSummary& s) {
                                py::dict d;
@@ -146,12 +155,14 @@ void bind_cache(py::module_& m) {
   m.def(
       "export_cache_bundle",
       [](py::object path, std::vector<std::string> targets,
-         py::object cache_dir, py::object system_cache_dir) {
+         py::object cache_dir, py::object system_cache_dir,
+         py::object signing_key) {
         RuntimeOptions o;
         CacheArguments a;
         a.cache_dir = cache_dir;
         a.system_cache_dir = system_cache_dir;
         a.apply(o);
+        TrustArguments{signing_key}.apply(o);
         const std::string file = path_from(path);
         return call_core([&] {
           return export_cache_bundle(file, parsed_targets(targets), o);
@@ -160,21 +171,27 @@ void bind_cache(py::module_& m) {
       py::arg("path"), py::arg("targets") = std::vector<std::string>{},
       py::kw_only(), py::arg("cache_dir") = py::none(),
       py::arg("system_cache_dir") = py::none(),
+      py::arg("signing_key") = py::none(),
       "Writes the cache's entries of these targets (all when empty) into one "
-      "compressed, checksummed bundle file.");
+      "compressed, checksummed bundle file, signed (with its entries) by "
+      "signing_key when given.");
   m.def(
       "import_cache_bundle",
-      [](py::object path, py::object cache_dir) {
+      [](py::object path, py::object cache_dir, py::object trusted_keys,
+         std::string sha256) {
         RuntimeOptions o;
         CacheArguments a;
         a.cache_dir = cache_dir;
         a.apply(o);
+        TrustArguments{py::none(), trusted_keys}.apply(o);
         const std::string file = path_from(path);
-        return call_core([&] { return import_cache_bundle(file, o); });
+        return call_core([&] { return import_cache_bundle(file, o, sha256); });
       },
       py::arg("path"), py::kw_only(), py::arg("cache_dir") = py::none(),
+      py::arg("trusted_keys") = py::none(), py::arg("sha256") = "",
       "Checks every entry of a bundle, then writes them all into the cache "
-      "(a corrupt or truncated bundle writes none and raises).");
+      "(a corrupt or truncated bundle writes none and raises; so does one "
+      "not signed by a trusted key, or whose SHA-256 is not `sha256`).");
   // Cache administration: what `jitwarm cache` does.
   py::class_<CacheEntryInfo>(m, "CacheEntryInfo")
       .def_readonly("key", &CacheEntryInfo::key)
@@ -221,6 +238,20 @@ void bind_cache(py::module_& m) {
       .def_readonly("removed_bytes", &CacheReport::removed_bytes)
       .def_readonly("bundles", &CacheReport::bundles)
       .def_readonly("bundle_problems", &CacheReport::bundle_problems)
+      .def_property_readonly("signers",
+                             [](const CacheReport& r) {
+                               py::dict d;
+                               for (const auto& [id, n] : r.signers)
+                                 d[py::str(id)] = n;
+                               return d;
+                             })
+      .def_property_readonly(
+          "untrusted",
+          [](const CacheReport& r) {
+            std::vector<std::pair<std::string, std::string>> out;
+            for (const auto& u : r.untrusted) out.emplace_back(u.path, u.why);
+            return out;
+          })
       .def_property_readonly("removed_by_target", [](const CacheReport& r) {
         py::dict d;
         for (const auto& [target, n] : r.removed_by_target)
@@ -265,13 +296,15 @@ void bind_cache(py::module_& m) {
       "Entries and bytes of the cache directory and of its system layer.");
   m.def(
       "verify_cache",
-      [directory_of](py::object cache_dir) {
-        const RuntimeOptions o =
-            directory_of(cache_dir, py::none(), py::none());
+      [directory_of](py::object cache_dir, py::object trusted_keys) {
+        RuntimeOptions o = directory_of(cache_dir, py::none(), py::none());
+        TrustArguments{py::none(), trusted_keys}.apply(o);
         return call_core([&] { return verify_cache(o); });
       },
       py::kw_only(), py::arg("cache_dir") = py::none(),
-      "Reads and checks every entry of the cache directory.");
+      py::arg("trusted_keys") = py::none(),
+      "Reads and checks every entry of the cache directory (and with "
+      "trusted_keys, its signature: CacheReport.untrusted).");
   m.def(
       "prune_cache",
       [directory_of](py::object max_bytes, py::object cache_dir) {

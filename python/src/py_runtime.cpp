@@ -16,6 +16,7 @@
 #include "py_errors.hpp"
 #include "py_kernel.hpp"
 #include "py_runtime.hpp"
+#include "py_trust.hpp"
 #include "py_values.hpp"
 #include "py_warmup.hpp"
 
@@ -668,12 +669,16 @@ void bind_runtime(py::module_& m) {
                        py::object jit_record_path, py::object log,
                        py::object no_cache_dir, py::object system_cache_dir,
                        py::object cache_max_bytes, py::object remote_cache,
-                       py::object no_remote_cache, py::object remote_timeout) {
+                       py::object no_remote_cache, py::object remote_timeout,
+                       py::object signing_key, py::object trusted_keys,
+                       py::object remote_cache_mode) {
              RuntimeOptions o;
              CacheArguments{cache_dir,       no_cache_dir, system_cache_dir,
                             cache_max_bytes, remote_cache, no_remote_cache,
                             remote_timeout}
                  .apply(o);
+             TrustArguments{signing_key, trusted_keys, remote_cache_mode}.apply(
+                 o);
              if (!jit_monitor.is_none())
                o.jit_monitor = monitor_from(jit_monitor.cast<std::string>());
              if (!jit_record_path.is_none())
@@ -705,7 +710,10 @@ void bind_runtime(py::module_& m) {
            py::arg("cache_max_bytes") = py::none(),
            py::arg("remote_cache") = py::none(),
            py::arg("no_remote_cache") = py::none(),
-           py::arg("remote_timeout") = py::none())
+           py::arg("remote_timeout") = py::none(),
+           py::arg("signing_key") = py::none(),
+           py::arg("trusted_keys") = py::none(),
+           py::arg("remote_cache_mode") = py::none())
       .def(
           "load_plugins",
           [](Runtime& rt, py::object search_path, bool strict, bool isolate,

@@ -911,6 +911,104 @@ done:
   return RESULT();
 }
 
+/* Trust (docs/operators.md): a key pair from jw_cache_keygen, a runtime
+ * signing what it writes, a signed bundle refused by an unknown key and by
+ * a wrong digest, imported under the right key and digest, the settings
+ * that say so, and a node trusting the key loading every entry. */
+const char* scenario_trust(void) {
+  jw_runtime *rt = NULL, *node = NULL;
+  jw_warmup_manifest* m = NULL;
+  jw_cache_key_pair *build = NULL, *other = NULL;
+  jw_cache_bundle_summary* summary = NULL;
+  jw_cache_settings* settings = NULL;
+  char work[] = "/tmp/jitwarm-capi-trust-XXXXXX";
+  const int have_dir = mkdtemp(work) != NULL;
+  char from[256], into[256], bundle[256], key[256], other_key[256];
+  char digest[65] = {0};
+  PASSED();
+  EXPECT(have_dir);
+  snprintf(from, sizeof from, "%s/from", work);
+  snprintf(into, sizeof into, "%s/into", work);
+  snprintf(bundle, sizeof bundle, "%s/b.jwb", work);
+  snprintf(key, sizeof key, "%s/build.key", work);
+  snprintf(other_key, sizeof other_key, "%s/other.key", work);
+  EXPECT(jw_cache_keygen(key, &build) == JW_OK);
+  EXPECT(strlen(build->key_id) == 16);
+  EXPECT(contains(build->public_key, "jitwarm-ed25519:"));
+  EXPECT(jw_cache_keygen(key, NULL) == JW_ERROR_ALREADY_EXISTS);
+  EXPECT(jw_cache_keygen(other_key, &other) == JW_OK);
+
+  jw_runtime_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cache_dir = from;
+  o.no_remote_cache = 1;
+  o.signing_key = key;
+  rt = loaded_runtime(&o);
+  EXPECT(rt != NULL);
+  m = parse(kSiluManifest);
+  EXPECT(m != NULL);
+  jw_warmup_options w;
+  memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  w.target = "cpu:x86_64";
+  EXPECT(jw_runtime_warmup(rt, m, &w, NULL) == JW_OK);
+  EXPECT(jw_cache_export_bundle(bundle, NULL, 0, &o, &summary) == JW_OK);
+  EXPECT(strcmp(summary->signer, build->key_id) == 0);
+  EXPECT(strlen(summary->sha256) == 64);
+  memcpy(digest, summary->sha256, 64);
+  const uint64_t exported = summary->entries;
+  EXPECT(exported > 0);
+  jw_cache_bundle_summary_free(summary);
+  summary = NULL;
+
+  o.cache_dir = into;
+  o.signing_key = NULL;
+  const char* strangers[] = {other->public_key};
+  o.trusted_keys = strangers;
+  o.num_trusted_keys = 1;
+  EXPECT(jw_cache_import_bundle(bundle, &o, &summary) ==
+         JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "not trusted") && summary == NULL);
+  EXPECT(access(into, F_OK) != 0);
+  const char* both[] = {other->public_key, build->public_key_file};
+  o.trusted_keys = both;
+  o.num_trusted_keys = 2;
+  EXPECT(jw_cache_import_bundle_pinned(
+             bundle, &o,
+             "0000000000000000000000000000000000000000000000000000000000000000",
+             NULL) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "pinned"));
+  EXPECT(jw_cache_import_bundle_pinned(bundle, &o, digest, &summary) == JW_OK);
+  EXPECT(summary->written == exported);
+  EXPECT(strcmp(summary->signer, build->key_id) == 0);
+
+  o.remote_cache_mode = JW_REMOTE_CACHE_READ_ONLY;
+  EXPECT(jw_cache_settings_resolve(&o, &settings) == JW_OK);
+  EXPECT(settings->num_trusted_keys == 2);
+  EXPECT(strcmp(settings->trusted_key_ids[1], build->key_id) == 0);
+  EXPECT(settings->signing_key_id[0] == '\0');
+  EXPECT(settings->remote_cache_mode == JW_REMOTE_CACHE_READ_ONLY);
+  node = loaded_runtime(&o);
+  EXPECT(node != NULL);
+  EXPECT(jw_runtime_warmup(node, m, &w, NULL) == JW_OK);
+  EXPECT(compiles_of(node) == 0);
+  o.remote_cache_mode = (jw_remote_cache_mode)7;
+  jw_cache_settings* refused = NULL;
+  EXPECT(jw_cache_settings_resolve(&o, &refused) == JW_ERROR_INVALID_ARGUMENT);
+  EXPECT(contains(jw_last_error(), "remote_cache_mode") && refused == NULL);
+done:
+  jw_cache_settings_free(settings);
+  jw_cache_bundle_summary_free(summary);
+  jw_cache_key_pair_free(build);
+  jw_cache_key_pair_free(other);
+  jw_warmup_manifest_free(m);
+  jw_runtime_destroy(rt);
+  jw_runtime_destroy(node);
+  if (have_dir) nftw(work, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+  return RESULT();
+}
+
 const char* scenario_external_entries(void) {
   jw_runtime *rt = NULL, *fresh = NULL;
   jw_compile_key* key = NULL;

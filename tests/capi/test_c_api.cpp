@@ -16,6 +16,7 @@ const char* scenario_parallel_batched_warmup(void);
 const char* scenario_counters(void);
 const char* scenario_cache_settings(void);
 const char* scenario_bundles(void);
+const char* scenario_trust(void);
 const char* scenario_external_entries(void);
 const char* scenario_shards_and_remote_counters(void);
 const char* scenario_load_with_options(void);
@@ -100,6 +101,13 @@ TEST_CASE(
     "a new runtime compiles nothing, and a truncated bundle imports "
     "nothing") {
   check_scenario(scenario_bundles());
+}
+
+TEST_CASE(
+    "given signing and trusted keys from C, then bundles are signed, refused "
+    "by an unknown key or digest, and imported and loaded under the right "
+    "one") {
+  check_scenario(scenario_trust());
 }
 
 TEST_CASE(

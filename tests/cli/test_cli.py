@@ -41,7 +41,8 @@ failures = []
 HOME_CACHE = tempfile.mkdtemp(prefix="jitwarm-cli-xdg-")
 CACHE_VARIABLES = ("JITWARM_CACHE_DIR", "JITWARM_NO_CACHE_DIR", "JITWARM_SYSTEM_CACHE_DIR",
                    "JITWARM_CACHE_MAX_BYTES", "JITWARM_REMOTE_CACHE",
-                   "JITWARM_REMOTE_CACHE_TIMEOUT_MS")
+                   "JITWARM_REMOTE_CACHE_TIMEOUT_MS", "JITWARM_REMOTE_CACHE_MODE",
+                   "JITWARM_SIGNING_KEY", "JITWARM_TRUSTED_KEYS")
 
 
 def run(*args, env_path=REFERENCE, env=None, cwd=None):
@@ -997,6 +998,109 @@ def group_fleet():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def group_trust():
+    """Signed caches from the command line (docs/operators.md, "Trust"): keygen,
+    a signed warmup, verify's signers, a signed bundle refused by another key,
+    a wrong --sha256, imported and loaded under the right ones; a read-only
+    node that never writes to Redis."""
+    work = tempfile.mkdtemp(prefix="jitwarm-cli-")
+    try:
+        key = os.path.join(work, "build.key")
+        code, out, err = run("cache", "keygen", "-o", key, "--json")
+        pair = parse_json(out) or {}
+        check("cache keygen: a 0600 secret key and a one-line public key",
+              code == 0 and os.stat(key).st_mode & 0o777 == 0o600
+              and open(key + ".pub").read() == pair.get("public_key", "") + "\n"
+              and len(pair.get("key_id", "")) == 16, out + err)
+        code, _, err = run("cache", "keygen", "-o", key)
+        check("cache keygen onto an existing key is refused (3)",
+              code == 3 and "never overwritten" in err, err)
+        other = os.path.join(work, "other.key")
+        run("cache", "keygen", "-o", other)
+
+        build = os.path.join(work, "build")
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                             "--cache-dir", build, "--signing-key", key)
+        code, out, err = run("cache", "verify", "--cache-dir", build, "--trusted-key", key + ".pub")
+        check("cache verify: every entry signed by the build key, none refused (0)",
+              code == 0 and f"169 entries signed by key {pair.get('key_id')}" in out
+              and "0 untrusted" in out, out + err)
+        code, out, err = run("cache", "verify", "--cache-dir", build,
+                             "--trusted-key", other + ".pub", "--json")
+        verified = parse_json(out) or {}
+        check("cache verify under another key: every entry untrusted (1)",
+              code == 1 and len(verified.get("untrusted", [])) == 169
+              and "not trusted" in verified["untrusted"][0]["why"], out[:300] + err)
+
+        bundle = os.path.join(work, "cpu.jwb")
+        code, out, err = run("cache", "export", "-c", build, "-o", bundle, "--signing-key", key,
+                             "--json")
+        exported = parse_json(out) or {}
+        check("cache export --signing-key: the bundle names its signer and digest",
+              code == 0 and exported.get("signer") == pair.get("key_id")
+              and len(exported.get("sha256", "")) == 64, out[:300] + err)
+        node = os.path.join(work, "node")
+        code, _, err = run("cache", "import", bundle, "-c", node, "--trusted-key", other + ".pub")
+        check("cache import of a bundle another key signed is refused (3), nothing written",
+              code == 3 and "not trusted" in err and "nothing was imported" in err
+              and not os.path.exists(node), err)
+        code, _, err = run("cache", "import", bundle, "-c", node, "--sha256", "0" * 64)
+        check("cache import --sha256 of another digest is refused (3), nothing written",
+              code == 3 and "pinned" in err and not os.path.exists(node), err)
+        public = open(key + ".pub").read().strip()
+        code, out, err = run("cache", "import", bundle, "-c", node, "--trusted-key", public,
+                             "--trusted-key", other + ".pub", "--sha256", exported.get("sha256"))
+        check("cache import under the right key and digest (a key's text works too)",
+              code == 0 and "169 written" in out, out + err)
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                             "--cache-dir", node, "--trusted-key", key + ".pub",
+                             "--jobs", "2")
+        check("a warmup trusting the key loads every imported entry (in worker processes)",
+              code == 0 and "0 compiled, 169 already cached" in out, out + err)
+        code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                             "--cache-dir", node, "--trusted-key", other + ".pub",
+                             "--jobs", "2", env={"JITWARM_LOG_LEVEL": "warning"})
+        check("a warmup trusting another key refuses every entry and compiles it",
+              code == 0 and "169 compiled" in out and "not trusted" in err, out + err[:300])
+        check("... its workers' unsigned compiles are not refused by the warmup itself",
+              "not signed" not in err, err[:300])
+        why = ["cache", "why", "--plugin-path", REFERENCE, "-c", node, MANIFEST,
+               "--target", "cpu:x86_64", "--json"]
+        code, out, err = run(*why, "--trusted-key", other + ".pub")
+        result = parse_json(out) or {}
+        check("cache why under another key: every key misses for its signature (1)",
+              code == 1 and result.get("would_miss") == 169
+              and result.get("factors") == [{"name": "signature", "keys": 169}], out[:300] + err)
+        code, out, err = run(*why, "--trusted-key", key + ".pub")
+        check("cache why under the build key: every key would hit (0)",
+              code == 0 and (parse_json(out) or {}).get("would_miss") == 0, out[:300] + err)
+        for args, message in ((["export", "-o", bundle, "--sha256", "00"], "--sha256 is for"),
+                              (["import", bundle, "--signing-key", key], "--signing-key is for"),
+                              (["keygen"], "keygen needs --output")):
+            code, _, err = run("cache", *args)
+            check(f"cache {' '.join(args)} is a usage error (2)", code == 2 and message in err, err)
+
+        if shutil.which("redis-server") is None:
+            skip("a read-only node", "redis-server is not installed")
+            return
+        server = RedisServer()
+        try:
+            code, out, err = run("warmup", "--manifest", MANIFEST, "--platform", "cpu", "--quiet",
+                                 "--remote-cache", server.url, "--remote-read-only",
+                                 "--cache-dir", os.path.join(work, "reader"))
+            stats = subprocess.run(["redis-cli", "-p", str(server.port), "--raw", "INFO",
+                                    "commandstats"], capture_output=True, text=True,
+                                   timeout=30).stdout
+            check("warmup --remote-read-only compiles, and no SET reaches Redis",
+                  code == 0 and "169 compiled" in out and server.keys() == 0
+                  and "cmdstat_set:" not in stats and "cmdstat_getrange:" in stats,
+                  out + err + stats)
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 GROUPS = {
     "usage": group_usage,
     "inspect": group_inspect,
@@ -1005,6 +1109,7 @@ GROUPS = {
     "conformance": group_conformance,
     "cache": group_cache,
     "fleet": group_fleet,
+    "trust": group_trust,
 }
 try:
     GROUPS[GROUP]()

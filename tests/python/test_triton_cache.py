@@ -2,9 +2,10 @@
 use_jitwarm_cache) against the stand-in Triton (fake_triton.py: Triton's
 cache-manager protocol, compile() through it, the autotuner's disk cache):
 files and groups round-trip through the disk cache, bundles and a Redis
-tier; a corrupt entry makes Triton compile again; a warmup for a target with
-the GPU hidden serves a later launch on such a GPU, its launchers and the
-driver's utilities included; the options Triton keys
+tier; a corrupt entry makes Triton compile again, and so does a tampered
+one under trusted keys; a warmup for a target with the GPU hidden serves a
+later launch on such a GPU, its launchers and the driver's utilities
+included; the options Triton keys
 its in-memory cache on; autotuned kernels warmed in every config with the
 autotuner's choice in the tiers; and the monitor's refusals and counters.
 
@@ -258,6 +259,37 @@ def test_given_a_corrupt_or_truncated_entry_then_triton_compiles_again_and_nothi
 
     jwt.use_jitwarm_cache(runtime_at(tmp_path / "jw"))
     assert add_bridge(make_add(triton)).warmup(request).loaded == 2
+
+
+def test_given_trusted_keys_then_a_tampered_triton_group_is_a_miss_and_triton_compiles_again(
+        triton, tmp_path):
+    from tampered_entry import tamper
+    key = jitwarm.cache_keygen(tmp_path / "build.key")
+    jwt.use_jitwarm_cache({"cache_dir": tmp_path / "jw", "no_remote_cache": True,
+                           "signing_key": key.secret_key_file})
+    request = jitwarm.WarmupRequest("add_kernel", params={
+        "x_ptr": "float32", "n": [16], "BLOCK": [256]})
+    add_bridge(make_add(triton)).warmup(request)
+    report = jitwarm.verify_cache(cache_dir=tmp_path / "jw", trusted_keys=key.public_key)
+    assert report.signers == {key.key_id: 4} and report.untrusted == []
+    tamper(sorted((tmp_path / "jw").rglob("*.jwc"))[0])
+
+    # Without trust, the tampered bytes would load (the checksum is right).
+    trusting = {"cache_dir": tmp_path / "jw", "no_remote_cache": True,
+                "trusted_keys": [key.public_key]}
+    runtime = jwt.use_jitwarm_cache(trusting)
+    again = add_bridge(make_add(triton)).warmup(request)
+    assert (again.compiled, again.loaded) == (1, 0)
+    assert len(fake().compiles) == 2
+    assert 'tier="disk",reason="bad_signature"} 1' in runtime.metrics_text()
+
+    # Trusted keys but this runtime signs nothing: its compile is unsigned
+    # and so refused next time as well; the build box's signing key makes it
+    # load again.
+    jwt.use_jitwarm_cache(dict(trusting, signing_key=key.secret_key_file))
+    assert add_bridge(make_add(triton)).warmup(request).compiled == 1
+    jwt.use_jitwarm_cache(trusting)
+    assert add_bridge(make_add(triton)).warmup(request).loaded == 1
 
 
 # ---------------------------------------------------------------------------

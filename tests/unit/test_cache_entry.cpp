@@ -7,6 +7,7 @@
 #include <xxhash.h>
 #include <jitwarm/jitwarm.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include "cache_entry.hpp"
@@ -98,20 +99,62 @@ TEST_CASE(
   CHECK(why.find("its key does not decode") != std::string::npos);
 }
 
-TEST_CASE(
-    "given the golden entry, then its name and bytes match the checked-in "
-    "file") {
+namespace {
+
+// The key and artifact the golden entries hold.
+CompileKey golden_key() {
   std::vector<ParamSpec> params(1);
   params[0].name = "BLOCK";
   params[0].kind = JW_PARAM_CONSTEXPR;
   params[0].constexpr_value = scalar_int(1024);
-  const CompileKey key("vllm.test.k", "jitwarm-cuda", "cuda:sm_90", params);
+  return CompileKey("vllm.test.k", "jitwarm-cuda", "cuda:sm_90", params);
+}
+
+// A golden file's name line and entry bytes.
+std::pair<std::string, std::string> read_golden(const std::string& name) {
+  std::ifstream in(std::string(JITWARM_TEST_GOLDEN_DIR) + "/" + name);
+  std::string entry_name_line, hex_line;
+  std::getline(in, entry_name_line);
+  std::getline(in, hex_line);
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < hex_line.size(); i += 2)
+    bytes += static_cast<char>(std::stoi(hex_line.substr(i, 2), nullptr, 16));
+  return {entry_name_line, bytes};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "given the golden entry, then its name and bytes match the checked-in "
+    "file") {
+  const CompileKey key = golden_key();
   const std::string bytes = serialize_entry(key, "nvrtc 13.0 -O3",
                                             artifact("\x7f"
                                                      "ELF"));
   std::ostringstream now;
   now << entry_name(key, "nvrtc 13.0 -O3") << "\n" << hex(bytes) << "\n";
-  check_golden("cache_entry_v1.txt", now.str(),
+  check_golden("cache_entry_v2.txt", now.str(),
                "the cache entry format changed: bump kEntryFormatVersion in "
-               "cache_entry.hpp");
+               "cache_entry.hpp (and keep reading this version)");
+}
+
+TEST_CASE(
+    "given the golden entries of older format versions, then they still read "
+    "under the same name, as unsigned entries") {
+  const CompileKey key = golden_key();
+  for (const char* file : {"cache_entry_v1.txt"}) {
+    CAPTURE(file);
+    const auto [name, bytes] = read_golden(file);
+    CHECK(name == entry_name(key, "nvrtc 13.0 -O3"));
+    std::string why;
+    const std::optional<Artifact> a =
+        entry_artifact(bytes, key, "nvrtc 13.0 -O3", &why);
+    REQUIRE_MESSAGE(a, why);
+    CHECK(a->binary ==
+          "\x7f"
+          "ELF");
+    const auto id = identify_entry(bytes, &why);
+    REQUIRE(id);
+    CHECK(id->signer.empty());
+  }
 }

@@ -4,6 +4,7 @@
 // counter checked by value, and the text's form as the exposition format
 // requires it.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <jitwarm/jitwarm.hpp>
 
 #include <fstream>
@@ -195,9 +196,18 @@ TEST_CASE(
   CHECK(at("jitwarm_cache_hits_total{tier=\"bundle\"}") == 0);
   CHECK(at("jitwarm_cache_hits_total{tier=\"redis\"}") == 0);
   CHECK(at("jitwarm_cache_misses_total{tier=\"memory\"}") == 4);
-  CHECK(at("jitwarm_cache_rejected_entries_total{tier=\"disk\"}") == 1);
-  CHECK(at("jitwarm_cache_rejected_entries_total{tier=\"system\"}") == 0);
-  CHECK(at("jitwarm_cache_rejected_entries_total{tier=\"redis\"}") == 0);
+  const auto rejected = [&](const char* tier, const char* reason) {
+    return at(fmt::format(
+        "jitwarm_cache_rejected_entries_total{{tier=\"{}\",reason=\"{}\"}}",
+        tier, reason));
+  };
+  CHECK(rejected("disk", "corrupt") == 1);
+  for (const char* tier : {"disk", "system", "redis"}) {
+    for (const char* reason : {"unsigned", "unknown_signer", "bad_signature"})
+      CHECK(rejected(tier, reason) == 0);
+  }
+  CHECK(rejected("system", "corrupt") == 0);
+  CHECK(rejected("redis", "corrupt") == 0);
   // Four lookups and three write-backs, the server down all along.
   CHECK(stats.remote_errors == 7);
   CHECK(at("jitwarm_remote_errors_total") == 7);

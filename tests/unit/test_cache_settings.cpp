@@ -2,7 +2,8 @@
 // per-user default (XDG), every variable and option and which wins, a
 // request for no directory, bad values named, Redis URLs; and a runtime
 // whose default directory cannot be made (memory only, said once) against
-// one whose named directory cannot (an error).
+// one whose named directory cannot (an error); the trust settings (keys,
+// the remote tier's mode) from options and variables.
 #include <doctest/doctest.h>
 #include <jitwarm/jitwarm.hpp>
 
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include "redis_url.hpp"
+#include "temp_dir.hpp"
 
 using namespace jitwarm;
 using namespace jitwarm::detail;
@@ -26,7 +28,9 @@ class Environment {
     for (const char* name :
          {"HOME", "XDG_CACHE_HOME", "JITWARM_CACHE_DIR", "JITWARM_NO_CACHE_DIR",
           "JITWARM_SYSTEM_CACHE_DIR", "JITWARM_CACHE_MAX_BYTES",
-          "JITWARM_REMOTE_CACHE", "JITWARM_REMOTE_CACHE_TIMEOUT_MS"}) {
+          "JITWARM_REMOTE_CACHE", "JITWARM_REMOTE_CACHE_TIMEOUT_MS",
+          "JITWARM_REMOTE_CACHE_MODE", "JITWARM_SIGNING_KEY",
+          "JITWARM_TRUSTED_KEYS"}) {
       const char* old = std::getenv(name);
       saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
       ::unsetenv(name);
@@ -243,4 +247,50 @@ TEST_CASE(
   o.cache_dir = "/proc/jitwarm-no-such-dir";
   CHECK_THROWS_WITH(Runtime{o},
                     doctest::Contains("cannot create cache directory"));
+}
+
+TEST_CASE(
+    "given trust settings, then options beat variables, a comma-separated "
+    "list of keys and files reads as every key, and bad values name their "
+    "setting") {
+  jitwarm::test::TempDir dir("settings-keys");
+  const CacheKeyPair a = write_cache_key_pair((dir.path / "a.key").string());
+  const CacheKeyPair b = write_cache_key_pair((dir.path / "b.key").string());
+  {
+    Environment env(
+        {{"JITWARM_TRUSTED_KEYS", a.public_key + " , " + b.public_key_file},
+         {"JITWARM_SIGNING_KEY", b.secret_key_file},
+         {"JITWARM_REMOTE_CACHE_MODE", "read-only"}});
+    CacheSettings s = resolve_cache_settings();
+    CHECK(s.trusted_key_ids == std::vector<std::string>{a.key_id, b.key_id});
+    CHECK(s.trusted_keys_source == "JITWARM_TRUSTED_KEYS");
+    CHECK(s.signing_key_id == b.key_id);
+    CHECK(s.signing_key_source == "JITWARM_SIGNING_KEY");
+    CHECK(s.remote_mode == RemoteCacheMode::read_only);
+    RuntimeOptions o;
+    o.trusted_keys = {b.public_key};
+    o.signing_key = a.secret_key_file;
+    o.remote_cache_mode = RemoteCacheMode::read_write;
+    s = resolve_cache_settings(o);
+    CHECK(s.trusted_key_ids == std::vector<std::string>{b.key_id});
+    CHECK(s.trusted_keys_source == "--trusted-key");
+    CHECK(s.signing_key_id == a.key_id);
+    CHECK(s.remote_mode == RemoteCacheMode::read_write);
+  }
+  {
+    Environment env(Environment::Values{});
+    const CacheSettings s = resolve_cache_settings();
+    CHECK(s.trusted_keys.empty());
+    CHECK(s.signing_key.empty());
+    CHECK(s.remote_mode == RemoteCacheMode::read_write);
+  }
+  for (const auto& [name, value] : std::map<std::string, std::string>{
+           {"JITWARM_REMOTE_CACHE_MODE", "sometimes"},
+           {"JITWARM_TRUSTED_KEYS", "jitwarm-ed25519:AAAA"},
+           {"JITWARM_SIGNING_KEY", a.public_key_file}}) {
+    Environment env(Environment::Values{{name, value}});
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS(resolve_cache_settings(),
+                         doctest::Contains(name.c_str()), Error);
+  }
 }

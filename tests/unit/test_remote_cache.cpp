@@ -3,8 +3,9 @@
 // sharing it, a server killed mid-warmup, frozen, unreachable, full or read
 // only, corrupt values, passwords and databases, threads and forked
 // workers. Whatever the server does, compiles go on and stay local, with
-// one warning; counters say what happened. Skipped (77) without
-// redis-server.
+// one warning; counters say what happened. Signed values tampered with on
+// the server are refused under trust, and a read-only node never writes.
+// Skipped (77) without redis-server.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -17,10 +18,12 @@
 #include <thread>
 
 #include "compile_cache.hpp"
+#include "cpu_launch_check.hpp"
 #include "disk_cache.hpp"
 #include "redis_server.hpp"
 #include "redis_url.hpp"
 #include "remote_cache.hpp"
+#include "tampered_entry.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitwarm;
@@ -208,7 +211,9 @@ TEST_CASE(
   std::string good = server.command({"GET", names.value_name(0)});
   REQUIRE(good.size() > 20);
   std::string flipped = good;
-  flipped[flipped.size() / 2] ^= 1;
+  // A byte of the binary (before the empty signer and signature fields and
+  // the checksum).
+  flipped[flipped.size() - 8 - 16 - 2] ^= 1;
   CHECK(server.command({"SET", names.value_name(0), flipped}) == "OK");
   CHECK(server.command({"SET", names.value_name(1),
                         good.substr(0, good.size() - 3)}) == "OK");
@@ -412,4 +417,97 @@ TEST_CASE(
     CHECK(refused.remote_answered == 0);
     CHECK(refused.remote_failed > 0);
   }
+}
+
+TEST_CASE(
+    "given a tampered cubin in a signed value of the server, when a runtime "
+    "that trusts the signer launches its kernel, then the value is refused "
+    "as tampered, counted, recompiled, and the launch is right") {
+  RedisServer server;
+  TempDir keys("remote-keys"), builder("remote-test"), node("remote-test");
+  const CacheKeyPair pair =
+      write_cache_key_pair((keys.path / "build.key").string());
+  RuntimeOptions o;
+  o.remote_cache = server.url();
+  o.cache_dir = builder.path.string();
+  o.signing_key = pair.secret_key_file;
+  {
+    Runtime build(o);
+    build.load_plugins();
+    jitwarm::test::launch_silu_and_mul_and_check(build);
+    REQUIRE(build.cache_stats().remote_writes == 1);
+  }
+  REQUIRE(server.command({"DBSIZE"}) == "1");
+  const std::string name = server.command({"RANDOMKEY"});
+  const std::string value = server.command({"GET", name});
+  CHECK(server.command({"SET", name, jitwarm::test::tampered(value)}) == "OK");
+
+  Captured log;
+  RuntimeOptions n;
+  n.remote_cache = server.url();
+  n.cache_dir = node.path.string();
+  n.trusted_keys = {pair.public_key};
+  n.remote_cache_mode = RemoteCacheMode::read_only;
+  n.log = [&](jw_log_level level, const std::string& m) {
+    log.logger.log(level, m);
+  };
+  Runtime fleet(n);
+  fleet.load_plugins();
+  jitwarm::test::launch_silu_and_mul_and_check(fleet);
+  const CacheStats s = fleet.cache_stats();
+  CHECK(s.compiles == 1);
+  CHECK(s.remote_rejects == 1);
+  CHECK(s.remote_hits == 0);
+  CHECK(fleet.metrics_text().find(
+            "jitwarm_cache_rejected_entries_total{tier=\"redis\",reason="
+            "\"bad_signature\"} 1\n") != std::string::npos);
+  CHECK(log.count("tampered") == 1);
+  // Read-only: the tampered value stays as it was (the node wrote nothing).
+  CHECK(server.command({"GET", name}) == jitwarm::test::tampered(value));
+}
+
+TEST_CASE(
+    "given a read-only node, when it compiles a warmup and misses, then no "
+    "SET reaches the server, and it still loads what is there") {
+  RedisServer server;
+  TempDir node("remote-test"), builder("remote-test");
+  const WarmupManifest manifest = load_warmup_manifest(warmup_manifest());
+  WarmupOptions cpu;
+  cpu.platform = "cpu";
+  RuntimeOptions o;
+  o.remote_cache = server.url();
+  o.cache_dir = node.path.string();
+  o.remote_cache_mode = RemoteCacheMode::read_only;
+  {
+    Runtime reader(o);
+    reader.load_plugins();
+    const WarmupResult cold = reader.warmup(manifest.requests, cpu);
+    REQUIRE(cold.failed == 0);
+    CHECK(cold.compiled == cold.keys.size());
+    CHECK(reader.cache_stats().remote_writes == 0);
+    CHECK(reader.cache_stats().remote_errors == 0);
+    CHECK(reader.cache_settings().remote_mode == RemoteCacheMode::read_only);
+  }
+  CHECK(server.command({"DBSIZE"}) == "0");
+  const std::string stats = server.command({"INFO", "commandstats"});
+  CHECK(stats.find("cmdstat_set:") == std::string::npos);
+  CHECK(stats.find("cmdstat_getrange:") != std::string::npos);
+
+  // A writer fills the server; a read-only node with an empty directory
+  // loads it all and compiles nothing.
+  RuntimeOptions w = o;
+  w.cache_dir = builder.path.string();
+  w.remote_cache_mode = RemoteCacheMode::read_write;
+  {
+    Runtime writer(w);
+    writer.load_plugins();
+    REQUIRE(writer.warmup(manifest.requests, cpu).failed == 0);
+  }
+  TempDir fresh("remote-test");
+  o.cache_dir = fresh.path.string();
+  Runtime reader(o);
+  reader.load_plugins();
+  const WarmupResult warm = reader.warmup(manifest.requests, cpu);
+  CHECK(warm.compiled == 0);
+  CHECK(reader.cache_stats().remote_hits == warm.keys.size());
 }

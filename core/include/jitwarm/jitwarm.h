@@ -743,6 +743,13 @@ typedef enum jw_jit_monitor_mode {
  * workers included) until jw_runtime_destroy returns. */
 typedef void (*jw_log_fn)(void* ctx, jw_log_level level, const char* message);
 
+typedef enum jw_remote_cache_mode {
+  /* JITWARM_REMOTE_CACHE_MODE (read-write | read-only), else read-write */
+  JW_REMOTE_CACHE_MODE_DEFAULT = 0,
+  JW_REMOTE_CACHE_READ_WRITE = 1, /* loads and writes what it compiles   */
+  JW_REMOTE_CACHE_READ_ONLY = 2   /* loads, never writes                 */
+} jw_remote_cache_mode;
+
 typedef struct jw_runtime_options {
   uint32_t struct_size; /* sizeof(jw_runtime_options) */
   const void* next;
@@ -767,6 +774,15 @@ typedef struct jw_runtime_options {
   int32_t no_remote_cache;    /* nonzero: none, whatever the environment   */
   uint32_t remote_timeout_ms; /* 0: JITWARM_REMOTE_CACHE_TIMEOUT_MS, else
                                  1000: the bound on each remote wait      */
+  /* Appended with "Trust" (docs/operators.md): the secret key file that
+   * signs every entry written (NULL or "": JITWARM_SIGNING_KEY, else
+   * unsigned); the public keys whose signatures are trusted, each its text
+   * or a file of keys (none: JITWARM_TRUSTED_KEYS, else nothing checked);
+   * and whether the remote tier is written. */
+  const char* signing_key;
+  const char* const* trusted_keys;
+  uint32_t num_trusted_keys;
+  jw_remote_cache_mode remote_cache_mode;
 } jw_runtime_options;
 
 /* options may be NULL (all defaults, as jw_runtime_create). *out_runtime is
@@ -1154,6 +1170,12 @@ typedef struct jw_cache_settings {
    * cannot be created or written). */
   const char* problem;
   int32_t persistent; /* nonzero: compiled kernels outlive the process  */
+  /* Appended with "Trust": the signing key's id ("" none), the trusted
+   * keys' ids (16 hex digits each), the remote tier's mode. */
+  const char* signing_key_id;
+  const char* const* trusted_key_ids;
+  uint32_t num_trusted_keys;
+  jw_remote_cache_mode remote_cache_mode;
 } jw_cache_settings;
 
 /* The settings a runtime with these options would use (options may be
@@ -1197,6 +1219,10 @@ typedef struct jw_cache_bundle_summary {
   uint32_t num_targets;
   const jw_cache_bundle_entry* const* manifest; /* in bundle order    */
   uint64_t num_entries;
+  /* Appended with "Trust": the bundle file's SHA-256 (hex) and its signing
+   * key's id ("" when unsigned). */
+  const char* sha256;
+  const char* signer;
 } jw_cache_bundle_summary;
 JITWARM_EXPORT void jw_cache_bundle_summary_free(
     jw_cache_bundle_summary* summary);
@@ -1217,6 +1243,30 @@ JITWARM_EXPORT jw_status jw_cache_export_bundle(
 JITWARM_EXPORT jw_status
 jw_cache_import_bundle(const char* bundle_path, const jw_runtime_options* cache,
                        jw_cache_bundle_summary** out_summary);
+/* jw_cache_import_bundle, refusing (JW_ERROR_INVALID_ARGUMENT, nothing
+ * written) a bundle whose file's SHA-256 is not `sha256` (hex; NULL or "":
+ * no pin). With trusted keys (cache's, else JITWARM_TRUSTED_KEYS) either
+ * refuses a bundle not signed by one of them. */
+JITWARM_EXPORT jw_status jw_cache_import_bundle_pinned(
+    const char* bundle_path, const jw_runtime_options* cache,
+    const char* sha256, jw_cache_bundle_summary** out_summary);
+
+/* A signing key pair (docs/operators.md, "Trust"), as `jitwarm cache
+ * keygen` writes it. Strings owned by the struct. */
+typedef struct jw_cache_key_pair {
+  uint32_t struct_size; /* sizeof(jw_cache_key_pair) */
+  const void* next;
+  const char* secret_key_file; /* mode 0600: jw_runtime_options.signing_key */
+  const char* public_key_file; /* secret_key_file + ".pub"                  */
+  const char* public_key;      /* its one line: trusted_keys               */
+  const char* key_id;          /* 16 hex digits                            */
+} jw_cache_key_pair;
+/* Writes a new Ed25519 key pair to `path` and `path`.pub; never overwrites
+ * (JW_ERROR_ALREADY_EXISTS). out_pair may be NULL; free with
+ * jw_cache_key_pair_free. */
+JITWARM_EXPORT jw_status jw_cache_keygen(const char* path,
+                                         jw_cache_key_pair** out_pair);
+JITWARM_EXPORT void jw_cache_key_pair_free(jw_cache_key_pair* pair);
 
 /* --- External cache entries: files another JIT compiler makes (Triton's,
  * through jitwarm.triton.CacheManager), kept in a runtime's persistent tiers

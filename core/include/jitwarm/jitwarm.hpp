@@ -791,6 +791,13 @@ class KernelHandle {
   std::shared_ptr<detail::KernelSlot> slot_;
 };
 
+// Whether a runtime writes what it compiles to the remote tier.
+enum class RemoteCacheMode { read_write, read_only };
+// "read-write" | "read-only", and back (Error(JW_ERROR_INVALID_ARGUMENT)
+// for other words).
+std::string_view to_string(RemoteCacheMode mode);
+RemoteCacheMode parse_remote_cache_mode(std::string_view text);
+
 struct RuntimeOptions {
   // Persistent cache directory; empty: JITWARM_CACHE_DIR, else the per-user
   // default ($XDG_CACHE_HOME/jitwarm, else $HOME/.cache/jitwarm).
@@ -829,6 +836,18 @@ struct RuntimeOptions {
   // so a message names what its reader typed.
   enum class OptionNames { command_line, keywords };
   OptionNames option_names = OptionNames::command_line;
+  // Trust (docs/operators.md, "Trust"). The secret key file (`jitwarm cache
+  // keygen`) that signs every entry written; empty: JITWARM_SIGNING_KEY,
+  // else entries are written unsigned.
+  std::string signing_key = {};
+  // Public keys whose signatures are trusted, each its text
+  // ("jitwarm-ed25519:...") or a file of them; with any, only entries
+  // signed by one of them are loaded, from every tier. Empty:
+  // JITWARM_TRUSTED_KEYS (comma-separated), else none (nothing checked).
+  std::vector<std::string> trusted_keys = {};
+  // read_only: load from the remote tier, never write to it; nullopt:
+  // JITWARM_REMOTE_CACHE_MODE (read-write|read-only), else read_write.
+  std::optional<RemoteCacheMode> remote_cache_mode = {};
 };
 
 // ---------------------------------------------------------------------------
@@ -861,6 +880,17 @@ struct CacheSettings {
   // or "" (none asked for).
   std::string remote_source;
   std::chrono::milliseconds remote_timeout{1000};
+  RemoteCacheMode remote_mode = RemoteCacheMode::read_write;
+  // Trust: the secret key file that signs what is written (empty: entries
+  // are unsigned) and its key id (16 hex digits); the trusted public keys'
+  // text (empty: nothing is checked), and where each setting came from
+  // ("--signing-key", "JITWARM_SIGNING_KEY", ...).
+  std::string signing_key;
+  std::string signing_key_id;
+  std::string signing_key_source;
+  std::vector<std::string> trusted_keys;
+  std::vector<std::string> trusted_key_ids;
+  std::string trusted_keys_source;
   // Set by a runtime (Runtime::cache_settings): why compiles are not kept
   // in `directory` ("cannot create cache directory D: Permission denied",
   // "cache directory D cannot be written (Read-only file system)"); empty
@@ -881,9 +911,11 @@ struct CacheSettings {
 // command and the Python package. Each option set in `options` wins; then
 // the environment (JITWARM_NO_CACHE_DIR, JITWARM_CACHE_DIR,
 // JITWARM_SYSTEM_CACHE_DIR, JITWARM_CACHE_MAX_BYTES, JITWARM_REMOTE_CACHE,
-// JITWARM_REMOTE_CACHE_TIMEOUT_MS); then the defaults. Creates nothing.
-// Throws Error(JW_ERROR_INVALID_ARGUMENT) naming the setting for a bad
-// value (a size, a Redis URL, a timeout, a switch that is not 0/1).
+// JITWARM_REMOTE_CACHE_TIMEOUT_MS, JITWARM_REMOTE_CACHE_MODE,
+// JITWARM_SIGNING_KEY, JITWARM_TRUSTED_KEYS); then the defaults. Creates
+// nothing. Throws Error(JW_ERROR_INVALID_ARGUMENT) naming the setting for a
+// bad value (a size, a Redis URL, a timeout, a switch that is not 0/1, a
+// key that does not read).
 CacheSettings resolve_cache_settings(const RuntimeOptions& options = {});
 
 // ---------------------------------------------------------------------------
@@ -906,6 +938,8 @@ struct CacheBundleSummary {
   std::size_t skipped_corrupt = 0;
   uint64_t entry_bytes = 0;  // the entries, uncompressed
   uint64_t file_bytes = 0;   // the bundle file
+  std::string sha256;        // of the bundle file, in hex (import --sha256)
+  std::string signer;        // the signing key's id; empty: unsigned
   // Entries per target, by target.
   std::vector<std::pair<std::string, std::size_t>> targets;
   std::vector<CacheBundleEntry> manifest;  // every entry, in bundle order
@@ -924,9 +958,29 @@ CacheBundleSummary export_cache_bundle(const std::string& bundle_path,
 // Checks every entry of the bundle, then writes them into the cache
 // directory (created when missing). A truncated or corrupt bundle is
 // Error(JW_ERROR_INVALID_ARGUMENT) naming the entry where reading stopped,
-// and nothing is written; a missing one JW_ERROR_NOT_FOUND.
+// and nothing is written; a missing one JW_ERROR_NOT_FOUND. With trusted
+// keys (`cache`'s trusted_keys, else JITWARM_TRUSTED_KEYS) a bundle not
+// signed by one of them, and with `pinned_sha256` (hex) a bundle whose file
+// has another SHA-256, is Error(JW_ERROR_INVALID_ARGUMENT) too, before
+// anything is written. export_cache_bundle signs the bundle (and its
+// entries) with `cache`'s signing key, if any.
 CacheBundleSummary import_cache_bundle(const std::string& bundle_path,
-                                       const RuntimeOptions& cache = {});
+                                       const RuntimeOptions& cache = {},
+                                       std::string_view pinned_sha256 = {});
+
+// ---------------------------------------------------------------------------
+// Signing keys for cache entries and bundles (docs/operators.md, "Trust")
+// ---------------------------------------------------------------------------
+struct CacheKeyPair {
+  std::string secret_key_file;  // mode 0600: RuntimeOptions::signing_key
+  std::string public_key_file;  // secret_key_file + ".pub"
+  std::string public_key;       // its one line: RuntimeOptions::trusted_keys
+  std::string key_id;           // 16 hex digits, as signed entries name it
+};
+// Writes a new Ed25519 key pair to `path` and `path`.pub. Refuses to
+// overwrite either: Error(JW_ERROR_ALREADY_EXISTS); JW_ERROR_IO when a file
+// cannot be written.
+CacheKeyPair write_cache_key_pair(const std::string& path);
 
 // ---------------------------------------------------------------------------
 // Cache administration: what `jitwarm cache stats|list|verify|prune|clear`
@@ -976,6 +1030,10 @@ struct CacheReport {
   uint64_t system_bytes = 0;
   std::size_t corrupt = 0;  // verify
   std::vector<std::string> corrupt_files;
+  // verify: entries per signing key id ("" for unsigned ones), and with
+  // trusted keys, the entries they refuse and why.
+  std::vector<std::pair<std::string, std::size_t>> signers;
+  std::vector<CorruptCacheEntry> untrusted;
   std::size_t removed = 0;     // prune, clear
   uint64_t removed_bytes = 0;  // clear
   // clear: entries removed per target ("(corrupt)" for unreadable ones).
@@ -992,7 +1050,8 @@ CacheListing list_cache(const std::vector<std::string>& targets = {},
                         const RuntimeOptions& cache = {});
 // Entries and bytes of the directory, and of its system layer.
 CacheReport cache_directory_stats(const RuntimeOptions& cache = {});
-// Reads and checks every entry; removes stale files of dead writers.
+// Reads and checks every entry (and its signature, with trusted keys in
+// `cache`); removes stale files of dead writers.
 CacheReport verify_cache(const RuntimeOptions& cache = {});
 // Removes least recently used entries down to the budget (cache_max_bytes,
 // else JITWARM_CACHE_MAX_BYTES; none is Error(JW_ERROR_INVALID_ARGUMENT)).
@@ -1016,8 +1075,9 @@ struct ExternalEntry {
 // each apart from the key (docs/cli.md, "cache why").
 struct MissFactor {
   // "compiler", "options", "source", "header <name>", "target", "jitwarm
-  // version", "implementation", "name expression", "parameter <name>", or
-  // "fingerprint line" for a fingerprint without "label: value" lines.
+  // version", "implementation", "name expression", "parameter <name>",
+  // "fingerprint line" for a fingerprint without "label: value" lines, or
+  // "signature" for the very entry, refused by the trusted keys.
   std::string name;
   std::string wanted;  // the key's (or its fingerprint's); "(none)"
   std::string found;   // the entry's; "(none)"
