@@ -284,6 +284,8 @@ int cmd_warmup(const std::vector<std::string>& args) {
                          "[--device-kind K]... [--shard I/N] "
                          "[--cache-dir D | --no-cache-dir] "
                          "[--remote-cache URL | --no-remote-cache] "
+                         "[--remote-read-only] [--signing-key FILE] "
+                         "[--trusted-key KEY]... "
                          "[--jobs N] [--parallel processes|threads] "
                          "[--batch N] [--dry-run] [--json] [--quiet]",
                          "",
