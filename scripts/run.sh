@@ -169,7 +169,8 @@ test_job() {
     -Db_sanitize=address,undefined -Db_lundef=false -Dtests=false -Dbench=false \
     -Dexamples=false -Dcuda=disabled -Dhip=disabled -Dpython=disabled "${fast[@]}"
   ninja -C build-fuzz -j"$jobs" fuzz/fuzz_compile_key fuzz/fuzz_manifest \
-    fuzz/fuzz_cache_entry fuzz/fuzz_schema || echo "== build-fuzz: BUILD FAILED"
+    fuzz/fuzz_cache_entry fuzz/fuzz_cache_bundle fuzz/fuzz_schema ||
+    echo "== build-fuzz: BUILD FAILED"
   built=$SECONDS
   meson test -C build-fuzz --no-rebuild --num-processes "$jobs" --print-errorlogs \
     --suite fuzz-run || true
