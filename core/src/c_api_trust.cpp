@@ -20,7 +20,7 @@ void apply_trust_options(const jw_runtime_options& c, RuntimeOptions& options) {
       fail(JW_ERROR_INVALID_ARGUMENT, "trusted_keys[{}] is null", i);
     options.trusted_keys.emplace_back(c.trusted_keys[i]);
   }
-  switch (c.remote_cache_mode) {
+  switch (raw_enum(c.remote_cache_mode)) {
     case JW_REMOTE_CACHE_MODE_DEFAULT: break;
     case JW_REMOTE_CACHE_READ_WRITE:
       options.remote_cache_mode = RemoteCacheMode::read_write;
@@ -30,7 +30,7 @@ void apply_trust_options(const jw_runtime_options& c, RuntimeOptions& options) {
       break;
     default:
       fail(JW_ERROR_INVALID_ARGUMENT, "remote_cache_mode {} is not a mode",
-           static_cast<int>(c.remote_cache_mode));
+           raw_enum(c.remote_cache_mode));
   }
 }
 
