@@ -33,6 +33,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -40,6 +41,7 @@
 #include "disk_cache.hpp"
 #include "errors.hpp"
 #include "in_flight_files.hpp"
+#include "temporary_directory.hpp"
 #include "warmup_execution.hpp"
 #include "worker_pool.hpp"
 
@@ -72,33 +74,18 @@ void sweep_abandoned_private_stores() {
 }
 
 // A private store's directory, removed with everything in it.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    sweep_abandoned_private_stores();
-    std::string pattern =
-        (fs::temp_directory_path() /
-         fmt::format("{}{}-XXXXXX", kPrivatePrefix, ::getpid()))
-            .string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      fail(JW_ERROR_IO,
-           "process-parallel warmup: cannot create a temporary directory "
-           "under {} for the workers' artifacts: {}",
-           fs::temp_directory_path().string(), std::strerror(errno));
-    }
-    path_ = pattern;
+// A private store's directory: earlier runs' abandoned ones swept first.
+std::unique_ptr<TemporaryDirectory> private_store_directory() {
+  sweep_abandoned_private_stores();
+  try {
+    return std::make_unique<TemporaryDirectory>(
+        fmt::format("{}{}-", kPrivatePrefix, ::getpid()));
+  } catch (const std::system_error& e) {
+    fail(JW_ERROR_IO,
+         "process-parallel warmup: {} for the workers' artifacts: {}", e.what(),
+         e.code().message());
   }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+}
 
 void stop_warmup_worker(int signal_number) {
   remove_in_flight_files();
@@ -170,23 +157,23 @@ void WarmupExecution::warm_in_processes(
     const std::vector<WarmupWork>& work, WarmupSchedule& schedule,
     std::vector<WarmupKeyResult>& keys,
     const std::function<void(std::size_t)>& report, RemoteUse& remote) {
-  std::optional<TemporaryDirectory> private_directory;
+  std::unique_ptr<TemporaryDirectory> private_directory;
   std::shared_ptr<ArtifactStore> store = caches_.disk_cache();
   const EntryTrust& trust = *caches_.trust();
   if (!store) {
-    private_directory.emplace();
+    private_directory = private_store_directory();
     store =
         std::make_shared<DiskCache>(private_directory->path(), "", 0, &logger_);
   } else if (trust.required() && trust.signer() == nullptr) {
     // The workers' compiles would be unsigned, refused on the way back and
     // compiled again here: they come back through a private directory,
     // while the workers still load the trusted entries of the cache.
-    private_directory.emplace();
+    private_directory = private_store_directory();
     store = std::make_shared<TrustedLoadsPrivateStores>(
         caches_.disk_cache(), std::make_shared<DiskCache>(
                                   private_directory->path(), "", 0, &logger_));
   }
-  const bool private_store = private_directory.has_value();
+  const bool private_store = private_directory != nullptr;
 
   const WorkerSetup setup = [&]() -> ItemRunner {
     // In the forked worker (one thread: the one that forked).

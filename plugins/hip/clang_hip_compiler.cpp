@@ -9,6 +9,7 @@
 #include "code_object.hpp"
 #include "hip_libraries.hpp"
 #include "hip_target.hpp"
+#include "temporary_directory.hpp"
 
 #include <unistd.h>
 
@@ -57,31 +58,20 @@ std::string resolve_program(const std::string& name) {
   return "";
 }
 
-// A private directory for one compile, removed with everything in it.
-class TemporaryDirectory {
+// clang's work directory for one compile (the sources it reads, the code
+// object it writes), removed with everything in it.
+class ClangWorkDirectory {
  public:
-  TemporaryDirectory() {
-    std::error_code error;
-    fs::path base = fs::temp_directory_path(error);
-    if (error) base = "/tmp";
-    std::string pattern = (base / "jitwarm-hip-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw plugin::PluginError(
-          JW_ERROR_IO, "cannot create a temporary directory for clang in " +
-                           base.string() + ": " + std::strerror(errno));
-    }
-    path_ = pattern;
+  ClangWorkDirectory() try : directory_("jitwarm-hip-") {
+  } catch (const std::system_error& e) {
+    throw plugin::PluginError(
+        JW_ERROR_IO,
+        std::string(e.what()) + " for clang: " + e.code().message());
   }
-  ~TemporaryDirectory() {
-    std::error_code ignored;  // a leftover directory is not worth a throw
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
+  const fs::path& path() const { return directory_.path(); }
 
  private:
-  fs::path path_;
+  detail::TemporaryDirectory directory_;
 };
 
 // Writes `text` to `directory`/`name`; `name` must stay inside it (the
@@ -275,7 +265,7 @@ gpu::CompiledProgram ClangHipCompiler::compile(
     const gpu::RtcProgram& program, const gpu::GpuTarget& target) const {
   const ClangInstallation& clang = require_installation(target);
   const std::string compiler = clang.version_line + " (" + clang.path + ")";
-  const TemporaryDirectory directory;
+  const ClangWorkDirectory directory;
   for (const gpu::RtcHeader& header : program.headers) {
     write_file(directory.path(), header.name, header.text);
   }
