@@ -49,6 +49,21 @@ static jw_runtime* loaded_runtime(const jw_runtime_options* options) {
   return rt;
 }
 
+/* Warms `m` on `rt` for `target`; 0 (and `failure` set) on error. */
+static int warm_for(jw_runtime* rt, const jw_warmup_manifest* m,
+                    const char* target) {
+  jw_warmup_options w;
+  memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  w.target = target;
+  if (jw_runtime_warmup(rt, m, &w, NULL) != JW_OK) {
+    snprintf(failure, sizeof failure, "warmup for %s: %s", target,
+             jw_last_error());
+    return 0;
+  }
+  return 1;
+}
+
 static jw_warmup_manifest* parse(const char* text) {
   jw_warmup_manifest* m = NULL;
   if (jw_warmup_manifest_parse(text, strlen(text), "test.toml", &m) != JW_OK) {
@@ -848,13 +863,8 @@ const char* scenario_bundles(void) {
   EXPECT(rt != NULL);
   m = parse(kSiluManifest);
   EXPECT(m != NULL);
-  jw_warmup_options w;
-  memset(&w, 0, sizeof w);
-  w.struct_size = sizeof w;
-  w.target = "cpu:x86_64";
-  EXPECT(jw_runtime_warmup(rt, m, &w, NULL) == JW_OK);
-  w.target = "cpu:aarch64";
-  EXPECT(jw_runtime_warmup(rt, m, &w, NULL) == JW_OK);
+  EXPECT(warm_for(rt, m, "cpu:x86_64"));
+  EXPECT(warm_for(rt, m, "cpu:aarch64"));
 
   const char* targets[] = {"cpu:aarch64"};
   EXPECT(jw_cache_export_bundle(bundle, targets, 1, &o, &summary) == JW_OK);
@@ -876,7 +886,7 @@ const char* scenario_bundles(void) {
   /* The imported cache serves a new runtime: nothing compiles. */
   fresh = loaded_runtime(&o);
   EXPECT(fresh != NULL);
-  EXPECT(jw_runtime_warmup(fresh, m, &w, NULL) == JW_OK);
+  EXPECT(warm_for(fresh, m, "cpu:aarch64"));
   jw_runtime_counters c;
   memset(&c, 0, sizeof c);
   c.struct_size = sizeof c;
@@ -948,11 +958,7 @@ const char* scenario_trust(void) {
   EXPECT(rt != NULL);
   m = parse(kSiluManifest);
   EXPECT(m != NULL);
-  jw_warmup_options w;
-  memset(&w, 0, sizeof w);
-  w.struct_size = sizeof w;
-  w.target = "cpu:x86_64";
-  EXPECT(jw_runtime_warmup(rt, m, &w, NULL) == JW_OK);
+  EXPECT(warm_for(rt, m, "cpu:x86_64"));
   EXPECT(jw_cache_export_bundle(bundle, NULL, 0, &o, &summary) == JW_OK);
   EXPECT(strcmp(summary->signer, build->key_id) == 0);
   EXPECT(strlen(summary->sha256) == 64);
@@ -991,7 +997,7 @@ const char* scenario_trust(void) {
   EXPECT(settings->remote_cache_mode == JW_REMOTE_CACHE_READ_ONLY);
   node = loaded_runtime(&o);
   EXPECT(node != NULL);
-  EXPECT(jw_runtime_warmup(node, m, &w, NULL) == JW_OK);
+  EXPECT(warm_for(node, m, "cpu:x86_64"));
   EXPECT(compiles_of(node) == 0);
   o.remote_cache_mode = (jw_remote_cache_mode)7;
   jw_cache_settings* refused = NULL;

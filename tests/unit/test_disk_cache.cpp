@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "disk_cache.hpp"
+#include "numbered_key.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitwarm;
@@ -26,11 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 CompileKey key_for(int n) {
-  std::vector<ParamSpec> params(1);
-  params[0].name = "BLOCK";
-  params[0].kind = JW_PARAM_CONSTEXPR;
-  params[0].constexpr_value = scalar_int(n);
-  return CompileKey("ns.k", "impl", "t:1", params);
+  return jitwarm::test::numbered_key(n, "t:1");
 }
 
 Artifact artifact(std::string bytes) {

@@ -20,6 +20,7 @@
 #include "compile_cache.hpp"
 #include "cpu_launch_check.hpp"
 #include "disk_cache.hpp"
+#include "numbered_key.hpp"
 #include "redis_server.hpp"
 #include "redis_url.hpp"
 #include "remote_cache.hpp"
@@ -57,11 +58,7 @@ struct Captured {
 };
 
 CompileKey key_for(int n) {
-  std::vector<ParamSpec> params(1);
-  params[0].name = "BLOCK";
-  params[0].kind = JW_PARAM_CONSTEXPR;
-  params[0].constexpr_value = scalar_int(n);
-  return CompileKey("ns.k", "impl", "cuda:sm_90", params);
+  return jitwarm::test::numbered_key(n);
 }
 
 CompileCache::Compiler compiler(std::atomic<int>& calls, int n) {

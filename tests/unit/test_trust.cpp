@@ -22,6 +22,7 @@
 #include "cpu_launch_check.hpp"
 #include "disk_cache.hpp"
 #include "entry_trust.hpp"
+#include "numbered_key.hpp"
 #include "signing.hpp"
 #include "tampered_entry.hpp"
 #include "temp_dir.hpp"
@@ -43,11 +44,7 @@ void write(const fs::path& p, const std::string& bytes) {
 }
 
 CompileKey key_for(int n) {
-  std::vector<ParamSpec> params(1);
-  params[0].name = "BLOCK";
-  params[0].kind = JW_PARAM_CONSTEXPR;
-  params[0].constexpr_value = scalar_int(n);
-  return CompileKey("ns.k", "impl", "cuda:sm_90", params);
+  return jitwarm::test::numbered_key(n);
 }
 
 Artifact artifact(int n) {
