@@ -35,6 +35,21 @@ uint64_t entry_size(const CompileKey& key, std::string_view fingerprint,
 
 namespace {
 
+// An entry up to its binary: magic, version and the five fields, in the
+// order the header comment gives.
+std::string entry_fields(std::string_view key_encoding,
+                         std::string_view fingerprint, std::string_view format,
+                         std::string_view entry_point, std::string_view binary,
+                         uint64_t reserve) {
+  std::string out(kEntryMagic, sizeof(kEntryMagic));
+  out.reserve(reserve);
+  put_u32(out, kEntryFormatVersion);
+  for (const std::string_view field :
+       {key_encoding, fingerprint, format, entry_point, binary})
+    put_field(out, field);
+  return out;
+}
+
 // The signer and signature fields and the checksum after `out`, which holds
 // an entry up to its binary.
 void finish_entry(std::string& out, const SigningKey* signer) {
@@ -54,14 +69,10 @@ void finish_entry(std::string& out, const SigningKey* signer) {
 std::string serialize_entry(const CompileKey& key, std::string_view fingerprint,
                             const Artifact& artifact,
                             const SigningKey* signer) {
-  std::string out(kEntryMagic, sizeof(kEntryMagic));
-  out.reserve(entry_size(key, fingerprint, artifact, signer != nullptr));
-  put_u32(out, kEntryFormatVersion);
-  put_field(out, key.encoding());
-  put_field(out, fingerprint);
-  put_field(out, artifact.format);
-  put_field(out, artifact.entry_point);
-  put_field(out, artifact.binary);
+  std::string out =
+      entry_fields(key.encoding(), fingerprint, artifact.format,
+                   artifact.entry_point, artifact.binary,
+                   entry_size(key, fingerprint, artifact, signer != nullptr));
   finish_entry(out, signer);
   return out;
 }
@@ -71,11 +82,9 @@ std::optional<std::string> resign_entry(std::string_view bytes,
   std::string why;
   const std::optional<ParsedEntry> e = parse_entry(bytes, &why);
   if (!e) return std::nullopt;
-  std::string out(kEntryMagic, sizeof(kEntryMagic));
-  put_u32(out, kEntryFormatVersion);
-  for (const std::string_view field :
-       {e->key_encoding, e->fingerprint, e->format, e->entry_point, e->binary})
-    put_field(out, field);
+  std::string out =
+      entry_fields(e->key_encoding, e->fingerprint, e->format, e->entry_point,
+                   e->binary, bytes.size() + kKeyIdBytes + kSignatureBytes);
   finish_entry(out, &signer);
   return out;
 }

@@ -183,11 +183,8 @@ std::optional<Artifact> DiskCache::read_entry(
   }
   if (!a) {
     *rejected = reason;
-    // A refused signature stays refused: said once per entry, not at
-    // every load.
-    const bool warn =
-        reason == RejectReason::corrupt || trust_->first_warning(path.string());
-    if (logger_ != nullptr && warn) {
+    if (logger_ != nullptr &&
+        warns_about_rejected(trust_.get(), reason, path.string())) {
       logger_->log(JW_LOG_WARNING,
                    fmt::format("cache entry {} ignored: {}; compiling {}",
                                path.string(), why, key.text()));

@@ -65,4 +65,14 @@ class EntryTrust {
   mutable std::set<std::string, std::less<>> warned_;
 };
 
+// Whether a tier warns about an entry it rejected for `reason`: always when
+// it is corrupt (a new fault each time), once per entry (`what`: its name)
+// when `trust` refused its signature, since it stays refused. `trust` is
+// null where nothing is checked (only corrupt entries are rejected then).
+inline bool warns_about_rejected(const EntryTrust* trust, RejectReason reason,
+                                 std::string_view what) {
+  return reason == RejectReason::corrupt || trust == nullptr ||
+         trust->first_warning(what);
+}
+
 }  // namespace jitwarm::detail

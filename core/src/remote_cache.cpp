@@ -266,9 +266,8 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
                               &why, trust_.get(), &reason);
   }
   if (!artifact) {
-    // A refused signature stays refused: said once per value.
     if (logger_ != nullptr &&
-        (reason == RejectReason::corrupt || trust_->first_warning(name))) {
+        warns_about_rejected(trust_.get(), reason, name)) {
       logger_->log(JW_LOG_WARNING,
                    fmt::format("remote cache value {} ignored: {}; compiling "
                                "{}",
