@@ -386,6 +386,8 @@ class TritonKernel:
 
     def _warm_here(self, runs, grid: Any, result: TritonWarmupResult) -> None:
         target = self.target()
+        # Where launchers are built for (the device's GPUTarget), asked once.
+        device = self._device_target() if _triton_cache.in_use() else None
         passes = []
         for requests, options in runs:
             plan = self._plan(requests, target, self.triton_specialization, options)
@@ -398,9 +400,6 @@ class TritonKernel:
                     kernel_cache, _ = self._device_cache()
                     before, tiers = len(kernel_cache), cache_counters()
                     compiled = self.kernel.warmup(grid=grid, **args, **options)
-                    if (form == 0 and compiled is not None and _triton_cache.in_use()
-                            and prepare_launch(compiled, self._device_target())):
-                        result.launchers += 1
                     kernel_cache, _ = self._device_cache()
                     if not any(k.startswith(specialization) for k in kernel_cache):
                         raise InvalidArgumentError(
@@ -415,6 +414,9 @@ class TritonKernel:
                         result.loaded += 1
                     else:
                         _count_compile(result, tiers)
+                    if (form == 0 and compiled is not None and device is not None
+                            and prepare_launch(compiled, device)):
+                        result.launchers += 1
                 if key.encoding not in seen:
                     seen.add(key.encoding)
                     result.keys.append(key)
