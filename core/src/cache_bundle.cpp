@@ -242,8 +242,9 @@ struct ManifestRow {
 
 }  // namespace
 
-void write_bundle(const fs::path& path, const std::vector<BundleItem>& items,
-                  const SigningKey* signer) {
+std::string write_bundle(const fs::path& path,
+                         const std::vector<BundleItem>& items,
+                         const SigningKey* signer) {
   const fs::path directory =
       path.parent_path().empty() ? fs::path(".") : path.parent_path();
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -279,6 +280,8 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items,
     }
     for (const BundleItem& item : items) frame.put_field(item.bytes);
     frame.finish();
+    // The whole file's hash: what was signed, then the signature block.
+    Sha256 file_hash = written;
     std::string block;
     if (signer != nullptr) {
       put_field(block, signer->public_key.id);
@@ -292,10 +295,12 @@ void write_bundle(const fs::path& path, const std::vector<BundleItem>& items,
       fail(JW_ERROR_IO, "cannot write bundle {}: {}", path.string(),
            std::strerror(errno));
     }
+    file_hash.update(block);
     if (::rename(temp.c_str(), path.c_str()) != 0) {
       fail(JW_ERROR_IO, "cannot write bundle {}: {}", path.string(),
            std::strerror(errno));
     }
+    return to_hex(file_hash.digest());
   } catch (...) {
     ::unlink(temp.c_str());
     throw;
@@ -460,34 +465,6 @@ std::optional<std::string> bundle_signature_refusal(
   return why;
 }
 
-std::string bundle_file_sha256(const fs::path& path) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) {
-    const int error = errno;
-    fail(error == ENOENT ? JW_ERROR_NOT_FOUND : JW_ERROR_INVALID_ARGUMENT,
-         "cannot read bundle {}: {}", path.string(), std::strerror(error));
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fail(JW_ERROR_INVALID_ARGUMENT, "cannot read bundle {}: not a regular file",
-         path.string());
-  }
-  ::fcntl(fd.get(), F_SETFL, 0);
-  Sha256 hash;
-  std::string chunk(1 << 16, '\0');
-  while (true) {
-    const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      fail(JW_ERROR_IO, "cannot read bundle {}: {}", path.string(),
-           std::strerror(errno));
-    }
-    if (n == 0) break;
-    hash.update(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
-  }
-  return to_hex(hash.digest());
-}
-
 }  // namespace jitwarm::detail
 
 namespace jitwarm {
@@ -588,10 +565,9 @@ CacheBundleSummary export_cache_bundle(const std::string& bundle_path,
                 return a.identity.key.target() < b.identity.key.target();
               return a.identity.name < b.identity.name;
             });
-  detail::write_bundle(bundle_path, items, signer);
+  summary.sha256 = detail::write_bundle(bundle_path, items, signer);
   summarize(items, summary);
   summary.file_bytes = file_size(bundle_path);
-  summary.sha256 = detail::bundle_file_sha256(bundle_path);
   return summary;
 }
 

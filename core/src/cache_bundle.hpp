@@ -67,10 +67,12 @@ struct BundleSignature {
 
 // Writes the bundle to a temporary file next to `path` and renames it, so a
 // failed export leaves no half bundle; signed by `signer` when given (its
-// entries are as given: sign them first). Throws Error(JW_ERROR_IO).
-void write_bundle(const std::filesystem::path& path,
-                  const std::vector<BundleItem>& items,
-                  const SigningKey* signer = nullptr);
+// entries are as given: sign them first). Returns the SHA-256 (hex) of the
+// file, of the bytes as they were written (what --sha256 pins). Throws
+// Error(JW_ERROR_IO).
+std::string write_bundle(const std::filesystem::path& path,
+                         const std::vector<BundleItem>& items,
+                         const SigningKey* signer = nullptr);
 // Throws Error(JW_ERROR_IO) when the file cannot be read, and
 // Error(JW_ERROR_INVALID_ARGUMENT) when it is not a valid bundle; fills
 // `signature` when given.
@@ -80,7 +82,5 @@ std::vector<BundleItem> read_bundle(const std::filesystem::path& path,
 // ..., which is not trusted"); nullopt when it accepts it.
 std::optional<std::string> bundle_signature_refusal(
     const BundleSignature& signature, const EntryTrust& trust);
-// SHA-256 of the file, in hex (what --sha256 pins). Throws as read_bundle.
-std::string bundle_file_sha256(const std::filesystem::path& path);
 
 }  // namespace jitwarm::detail
