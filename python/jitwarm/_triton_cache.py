@@ -42,7 +42,7 @@ import tempfile
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
-from . import CompileKey, InvalidArgumentError, Runtime, Status
+from . import CompileKey, InvalidArgumentError, Runtime, Status, parse_target
 
 __all__ = ["CacheManager", "use_jitwarm_cache", "stop_using_jitwarm_cache", "cache_counters",
            "jitwarm_target", "gpu_target", "warmup_target"]
@@ -79,10 +79,13 @@ def gpu_target(target: str) -> Any:
     """Triton's GPUTarget for a jitwarm target ("cuda:sm_90" or "sm_90",
     "hip:gfx942" or "gfx942")."""
     from triton.backends.compiler import GPUTarget  # noqa: WPS433
-    name = target.split(":", 1)[1] if target.startswith(("cuda:", "hip:")) else target
-    if name.startswith("sm_") and name[3:].isdigit():
+    try:
+        platform, name = parse_target(target).split(":", 1)
+    except InvalidArgumentError:
+        platform, name = "", target
+    if platform == "cuda" and name.startswith("sm_") and name[3:].isdigit():
         return GPUTarget("cuda", int(name[3:]), 32)
-    if name.startswith("gfx") and len(name) > 3:
+    if platform == "hip" and name.startswith("gfx") and len(name) > 3:
         return GPUTarget("hip", name, 64)
     raise InvalidArgumentError(
         f"unknown Triton target '{target}': give cuda:sm_NN (or sm_NN) or hip:gfxNNN "

@@ -271,6 +271,14 @@ void bind_cache(py::module_& m) {
     return o;
   };
   m.def(
+      "parse_target",
+      [](const std::string& typed) {
+        return call_core([&] { return parse_target(typed); });
+      },
+      py::arg("target"),
+      "A target as typed (cuda:sm_90, or the shorthand sm_90, gfx942) as "
+      "PLATFORM:ARCH, read as the jitwarm command reads it.");
+  m.def(
       "list_cache",
       [directory_of](std::vector<std::string> targets, py::object cache_dir,
                      py::object system_cache_dir) {

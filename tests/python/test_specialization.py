@@ -107,6 +107,13 @@ def test_given_dtype_names_then_every_spelling_maps_to_one_name():
         jitwarm.dtype_name(np.complex64)
 
 
+def test_given_a_typed_target_then_parse_target_reads_it_as_the_command_does():
+    assert [jitwarm.parse_target(t) for t in ("sm_90", "gfx942", "cpu:x86_64", "compute_90")] \
+        == ["cuda:sm_90", "hip:gfx942", "cpu:x86_64", "cuda:compute_90"]
+    with pytest.raises(jitwarm.InvalidArgumentError, match="unknown target 'sm90'"):
+        jitwarm.parse_target("sm90")
+
+
 def test_given_a_dtype_then_its_short_name_and_size_are_the_cores():
     import numpy as np
     assert [jitwarm.dtype_short_name(d) for d in ("bool", "bfloat16", np.float16, "float32",

@@ -153,6 +153,11 @@ def test_given_bad_arguments_then_the_errors_say_what_is_wrong(triton, tmp_path)
         runtime.store_external_entry(key, "f", b"x", "")
     assert runtime.load_external_entry(key, "f") is None
     assert jwt.gpu_target("sm_90") == triton.backends.compiler.GPUTarget("cuda", 90, 32)
+    # The shorthand as jitwarm.parse_target reads it; a platform's name for
+    # another platform's GPU is no target.
+    for wrong in ("cuda:gfx942", "hip:sm_90", "cpu:x86_64"):
+        with pytest.raises(jitwarm.InvalidArgumentError, match="unknown Triton target"):
+            jwt.gpu_target(wrong)
     assert jwt.jitwarm_target(jwt.gpu_target("hip:gfx942")) == "hip:gfx942"
 
 
