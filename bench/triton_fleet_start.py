@@ -198,13 +198,13 @@ def warmup_requests(k):
                         c_ptr={"kind": "tensor", "same_dtype_as": "a_ptr"}),
                  jitwarm.WarmupRequest("add3", params={
                      "a_ptr": aligned_f, "n": [4096], "BLOCK": [BLOCK]})),
-        "rowsum": (bridge("rowsum", out_ptr={"kind": "tensor", "dtype": "float32"}),
+        "rowsum": (bridge("rowsum", out_ptr={"kind": "tensor", "dtypes": ["float32"]}),
                    jitwarm.WarmupRequest("rowsum", params={
                        "x_ptr": aligned_f, "stride": [4096], "n": [4096], "BLOCK": [4096]})),
         "clamp": (bridge("clamp", out_ptr=same), jitwarm.WarmupRequest("clamp", params={
             "x_ptr": {"dtype": "float32", "aligned": True}, "lo": -1.0, "hi": 1.0,
             "n": [4096], "BLOCK": [BLOCK]})),
-        "fill": (bridge("fill", out_ptr={"kind": "tensor", "dtype": "float32"}),
+        "fill": (bridge("fill", out_ptr={"kind": "tensor", "dtypes": ["float32"]}),
                  jitwarm.WarmupRequest("fill", params={
                      "out_ptr": {"dtype": "float32", "aligned": True}, "n": [4096],
                      "K": list(range(FILL_VALUES)), "BLOCK": [BLOCK]})),
@@ -444,6 +444,9 @@ def main():
     parser.add_argument("--phase", choices=["tune", "build", "node"])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--json-file")
+    parser.add_argument("--no-cold-rounds", action="store_true",
+                        help="skip (d) in the rounds: the run that populates Triton's cache "
+                        "(round 0, cold) stands for it")
     parser.add_argument("args", nargs="*")
     options = parser.parse_args()
     if options.phase:
@@ -469,6 +472,8 @@ def main():
     rows, failures = [populate], list(populate["failures"])
     for round_number in range(1, options.rounds + 1):
         for mode in ("triton-cache", "jitwarm-disk", "jitwarm-bundle", "cold"):
+            if mode == "cold" and options.no_cold_rounds:
+                continue
             env = dict(base, TRITON_CACHE_DIR=fresh(work, "triton"))
             cache = "-"
             extra = {}
@@ -496,7 +501,8 @@ def main():
     table(rows)
     print()
     print("per kernel, ms per specialization (the first one in brackets):")
-    measured = [r for r in rows if r["round"] > 0]
+    measured = [r for r in rows
+                if r["round"] > 0 or (options.no_cold_rounds and r["mode"] == "cold")]
     for kernel in rows[0]["kernels"]:
         cells = []
         for mode in ("triton-cache", "jitwarm-disk", "jitwarm-bundle", "cold"):

@@ -8,7 +8,9 @@
 # Sections: check conformance example bandwidth tune tune-cli launch turns bandwidth-turns
 # token-variants python fleet-start warmup trust ('turns' and 'bandwidth-turns'
 # need .carry/baseline from scripts/device-baseline.sh; they, 'token-variants',
-# 'fleet-start' and 'trust' are not in the default list)
+# 'fleet-start' and 'trust' are not in the default list; FLEET_ROUNDS sets
+# fleet-start's rounds, 3 by default; FLEET_NO_COLD_ROUNDS=1 leaves
+# the cold mode out of them)
 set -u
 # The slim copy scripts/device-bundle.sh carries (.carry/build-device).
 [[ -e build-device ]] || ln -s .carry/build-device build-device
@@ -241,7 +243,7 @@ if want fleet-start; then
     (
       export PYTHONPATH=$site
       unset LD_LIBRARY_PATH JITWARM_PLUGIN_PATH JITWARM_NO_CACHE_DIR
-      python3 bench/triton_fleet_start.py --rounds 3 --json-file "$OUT/fleet-start.json" 2>&1 |
+      python3 bench/triton_fleet_start.py --rounds "${FLEET_ROUNDS:-3}" ${FLEET_NO_COLD_ROUNDS:+--no-cold-rounds} --json-file "$OUT/fleet-start.json" 2>&1 |
         tee -a "$OUT/fleet-start.txt"
     )
   else
