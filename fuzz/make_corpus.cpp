@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
             a.binary = std::string(64, static_cast<char>(n));
             a.format = "cubin";
             a.entry_point = "kernel_" + std::to_string(n);
-            cache.store(keys[k], "nvrtc 12.8 -arch=sm_90", a);
+            cache.store(detail::EntryRef(keys[k], "nvrtc 12.8 -arch=sm_90"), a);
             const std::string entry =
                 read(cache.entry_path(keys[k], "nvrtc 12.8 -arch=sm_90"));
             write(corpus / "cache_entry" / ("entry-" + std::to_string(n)),

@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include <cstring>
+#include <utility>
 
 #include "byte_fields.hpp"
 
@@ -23,6 +24,11 @@ std::string entry_name(const CompileKey& key, std::string_view fingerprint) {
   const XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
   return fmt::format("{:016x}{:016x}", h.high64, h.low64);
 }
+
+EntryRef::EntryRef(const CompileKey& key, std::string fingerprint)
+    : key_(&key),
+      fingerprint_(std::move(fingerprint)),
+      name_(entry_name(key, fingerprint_)) {}
 
 uint64_t entry_size(const CompileKey& key, std::string_view fingerprint,
                     const Artifact& artifact, bool signed_entry) {

@@ -36,7 +36,7 @@
 #include <string>
 #include <string_view>
 
-#include "compile_cache.hpp"
+#include "artifact.hpp"
 #include "entry_trust.hpp"
 
 namespace jitwarm::detail {
@@ -54,6 +54,27 @@ inline constexpr uint32_t kOldestEntryFormatVersion = 1;
 inline constexpr uint64_t kMaxEntryBytes = 256ull << 20;
 
 std::string entry_name(const CompileKey& key, std::string_view fingerprint);
+
+// The entry a lookup wants: its key, its fingerprint and the name they give
+// it (entry_name), which every tier finds it under (a file of the disk
+// cache, a value of the remote tier). Made once per lookup and handed down
+// the tiers, so the name is hashed once, not by each tier it passes.
+// It refers to the key, as a string_view does (the key outlives its lookup,
+// and a copy would cost more than the name): it must not outlive the key.
+class EntryRef {
+ public:
+  EntryRef(const CompileKey& key, std::string fingerprint);
+
+  const CompileKey& key() const { return *key_; }
+  const std::string& fingerprint() const { return fingerprint_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  const CompileKey* key_;
+  std::string fingerprint_;
+  std::string name_;
+};
+
 // The size serialize_entry() would give, without building it.
 uint64_t entry_size(const CompileKey& key, std::string_view fingerprint,
                     const Artifact& artifact, bool signed_entry = false);

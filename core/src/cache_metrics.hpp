@@ -36,6 +36,7 @@ namespace jitwarm::detail {
 
 // Where a lookup's artifact came from, as the `tier` label names it.
 enum class CacheTier { memory, disk, system, bundle, redis };
+inline constexpr std::size_t kCacheTiers = 5;
 std::string_view tier_label(CacheTier tier);
 
 enum class RemoteOperation { load, store };
@@ -101,9 +102,9 @@ class CacheMetrics {
   std::map<std::string, Histogram> compile_seconds_;       // by platform
   std::map<CacheTier, Histogram> load_seconds_;
   std::map<RemoteOperation, Histogram> remote_seconds_;
-  std::array<uint64_t, 5> store_hits_{};  // by CacheTier
+  std::array<uint64_t, kCacheTiers> store_hits_{};  // by CacheTier
   // By CacheTier, then RejectReason.
-  std::array<std::array<uint64_t, kRejectReasons>, 5> rejects_{};
+  std::array<std::array<uint64_t, kRejectReasons>, kCacheTiers> rejects_{};
 };
 
 // "cuda:sm_90" -> "cuda": the `platform` label of a target.

@@ -53,31 +53,31 @@ void CompileCache::set_remote(std::shared_ptr<RemoteTier> remote) {
   remote_ = std::move(remote);
 }
 
-std::optional<Artifact> CompileCache::load_remote(
-    const CompileKey& key, std::string_view fingerprint) {
-  const auto start = std::chrono::steady_clock::now();
-  RemoteTier::Lookup found = remote_->load(key, fingerprint);
+TierLoad CompileCache::load_remote(
+    const EntryRef& entry, bool counted,
+    std::chrono::steady_clock::time_point start) {
+  const auto asked = std::chrono::steady_clock::now();
+  TierLoad found = remote_->load(entry);
   metrics_.observe_remote(RemoteOperation::load,
-                          std::chrono::steady_clock::now() - start);
-  switch (found.outcome) {
-    case RemoteTier::Outcome::hit:
-      remote_hits_.fetch_add(1, std::memory_order_relaxed);
-      // The next process on this machine finds it locally.
-      if (store_ && store_->store(key, fingerprint, *found.artifact))
-        disk_writes_.fetch_add(1, std::memory_order_relaxed);
-      return std::move(found.artifact);
-    case RemoteTier::Outcome::miss:
-      remote_misses_.fetch_add(1, std::memory_order_relaxed);
-      break;
-    case RemoteTier::Outcome::rejected:
-      remote_rejects_.fetch_add(1, std::memory_order_relaxed);
-      metrics_.count_reject(CacheTier::redis, found.reason);
-      break;
-    case RemoteTier::Outcome::unavailable:
-      remote_errors_.fetch_add(1, std::memory_order_relaxed);
-      break;
+                          std::chrono::steady_clock::now() - asked);
+  if (found.artifact) {
+    remote_hits_.fetch_add(1, std::memory_order_relaxed);
+    // The next process on this machine finds it locally.
+    if (store_ && store_->store(entry, *found.artifact))
+      disk_writes_.fetch_add(1, std::memory_order_relaxed);
+    if (counted) {
+      metrics_.observe_load(CacheTier::redis,
+                            std::chrono::steady_clock::now() - start);
+    }
+  } else if (found.unavailable) {
+    remote_errors_.fetch_add(1, std::memory_order_relaxed);
+  } else if (const auto reason = found.rejected_in(CacheTier::redis)) {
+    remote_rejects_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reject(CacheTier::redis, *reason);
+  } else {
+    remote_misses_.fetch_add(1, std::memory_order_relaxed);
   }
-  return std::nullopt;
+  return found;
 }
 
 CompileCache::Shard& CompileCache::shard_for(const CompileKey& key) const {
@@ -127,52 +127,46 @@ CompileCache::StoreProbe CompileCache::probe_store(const CompileKey& key,
                                                    const Compiler& compiler,
                                                    bool wait) {
   StoreProbe probe;
-  if ((store_ || remote_) && compiler.fingerprint)
-    probe.fingerprint = compiler.fingerprint();
-  if (!probe.fingerprint) return probe;
-  const std::string& fingerprint = *probe.fingerprint;
-  const auto start = std::chrono::steady_clock::now();
-  ArtifactStore::LoadReport report;
-  bool store_hit = false;
-  const auto load_local = [&] {
-    probe.artifact = store_->load_reporting(key, fingerprint, report);
-    store_hit = probe.artifact.has_value();
-    if (store_hit) disk_hits_.fetch_add(1, std::memory_order_relaxed);
-  };
-  if (store_) load_local();
-  // The remote tier after a local miss (a hit lands in the local store).
-  if (!probe.artifact && remote_) {
-    probe.artifact = load_remote(key, fingerprint);
-    if (probe.artifact) {
-      metrics_.observe_load(CacheTier::redis,
-                            std::chrono::steady_clock::now() - start);
-    }
+  if ((store_ || remote_) && compiler.fingerprint) {
+    if (std::optional<std::string> fingerprint = compiler.fingerprint())
+      probe.entry.emplace(key, std::move(*fingerprint));
   }
-  if (!probe.artifact && store_) {
+  if (!probe.entry) return probe;
+  const EntryRef& entry = *probe.entry;
+  const auto start = std::chrono::steady_clock::now();
+  TierLoad local;  // the store's loads
+  if (store_) local = store_->load(entry);
+  // The remote tier after a local miss (a hit lands in the local store).
+  if (!local.artifact && remote_)
+    probe.artifact = load_remote(entry, /*counted=*/true, start).artifact;
+  if (!local.artifact && !probe.artifact && store_) {
     // Another process may be compiling this key right now: wait for its
     // claim (or, not waiting, leave the key to those who wait), then look
     // again locally (that process stores there first, and the remote tier
     // was just asked). The claim is held until the compiled artifact is
     // stored.
-    probe.claim = store_->claim(key, fingerprint, wait, &probe.busy);
-    if (!probe.busy) load_local();
+    probe.claim = store_->claim(entry, wait, &probe.busy);
+    if (!probe.busy) local.gather(store_->load(entry));
   }
-  // One corrupt entry seen twice is one reject.
-  if (report.rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
-  note_store_load(report, store_hit, start);
+  note_store_load(local, /*counted=*/true, start);
+  if (local.artifact) probe.artifact = std::move(local.artifact);
   return probe;
 }
 
 void CompileCache::note_store_load(
-    const ArtifactStore::LoadReport& report, bool hit,
+    const TierLoad& local, bool counted,
     std::chrono::steady_clock::time_point start) {
-  if (report.rejected_disk)
-    metrics_.count_reject(CacheTier::disk, report.disk_reason);
-  if (report.rejected_system)
-    metrics_.count_reject(CacheTier::system, report.system_reason);
-  if (!hit) return;
-  if (report.tier != CacheTier::disk) metrics_.count_store_hit(report.tier);
-  metrics_.observe_load(report.tier, std::chrono::steady_clock::now() - start);
+  // Once per lookup, however many of its loads refused the entry.
+  if (local.rejected()) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
+  if (!counted) return;
+  for (const CacheTier layer : {CacheTier::disk, CacheTier::system}) {
+    if (const auto reason = local.rejected_in(layer))
+      metrics_.count_reject(layer, *reason);
+  }
+  if (!local.artifact) return;
+  disk_hits_.fetch_add(1, std::memory_order_relaxed);
+  if (local.tier != CacheTier::disk) metrics_.count_store_hit(local.tier);
+  metrics_.observe_load(local.tier, std::chrono::steady_clock::now() - start);
 }
 
 void CompileCache::add_compile_time(
@@ -200,25 +194,23 @@ Artifact CompileCache::compile_alone(const CompileKey& key,
   return artifact;
 }
 
-void CompileCache::store_compiled(const CompileKey& key,
-                                  const StoreProbe& probe,
+void CompileCache::store_compiled(const StoreProbe& probe,
                                   const Artifact& artifact) {
   // Written back only what was compiled: an artifact that came from the
   // remote tier is there already (and in the store, load_remote).
-  if (probe.fingerprint) store_entry(key, *probe.fingerprint, artifact);
+  if (probe.entry) store_entry(*probe.entry, artifact);
 }
 
-bool CompileCache::store_entry(const CompileKey& key,
-                               std::string_view fingerprint,
+bool CompileCache::store_entry(const EntryRef& entry,
                                const Artifact& artifact) {
   bool kept = false;
-  if (store_ && store_->store(key, fingerprint, artifact)) {
+  if (store_ && store_->store(entry, artifact)) {
     disk_writes_.fetch_add(1, std::memory_order_relaxed);
     kept = true;
   }
   if (remote_ && !remote_read_only_) {
     const auto start = std::chrono::steady_clock::now();
-    const bool written = remote_->store(key, fingerprint, artifact);
+    const bool written = remote_->store(entry, artifact);
     metrics_.observe_remote(RemoteOperation::store,
                             std::chrono::steady_clock::now() - start);
     if (written) {
@@ -231,27 +223,18 @@ bool CompileCache::store_entry(const CompileKey& key,
   return kept;
 }
 
-std::optional<Artifact> CompileCache::load_entry(const CompileKey& key,
-                                                 std::string_view fingerprint,
-                                                 bool counted) {
-  std::optional<Artifact> artifact;
+TierLoad CompileCache::load_entry(const EntryRef& entry, bool counted) {
   const auto start = std::chrono::steady_clock::now();
+  TierLoad found;
   if (store_) {
-    ArtifactStore::LoadReport report;
-    artifact = store_->load_reporting(key, fingerprint, report);
-    if (artifact && counted) disk_hits_.fetch_add(1, std::memory_order_relaxed);
-    if (report.rejected) disk_rejects_.fetch_add(1, std::memory_order_relaxed);
-    if (counted) note_store_load(report, artifact.has_value(), start);
+    found = store_->load(entry);
+    note_store_load(found, counted, start);
   }
-  if (!artifact && remote_) {
-    artifact = load_remote(key, fingerprint);
-    if (artifact && counted) {
-      metrics_.observe_load(CacheTier::redis,
-                            std::chrono::steady_clock::now() - start);
-    }
-  }
-  if (!artifact && counted) misses_.fetch_add(1, std::memory_order_relaxed);
-  return artifact;
+  if (!found.artifact && remote_)
+    found.gather(load_remote(entry, counted, start));
+  if (!found.artifact && counted)
+    misses_.fetch_add(1, std::memory_order_relaxed);
+  return found;
 }
 
 const Artifact* CompileCache::publish(Entry& entry, Artifact artifact,
@@ -293,7 +276,7 @@ CompileCache::Lookup CompileCache::get_or_compile(const CompileKey& key,
     const bool compiled = !probe.artifact;
     if (compiled) {
       probe.artifact = compile_alone(key, compiler);
-      store_compiled(key, probe, *probe.artifact);
+      store_compiled(probe, *probe.artifact);
     }
     probe.claim.reset();  // the entry is there (or cannot be): let waiters look
     return {publish(*entry, std::move(*probe.artifact), compiler), compiled};
@@ -382,7 +365,7 @@ std::vector<CompileCache::BatchLookup> CompileCache::get_or_compile_batch(
       try {
         if (outcome != nullptr && outcome->artifact) {
           if (o.compiler.counts_as_compile) count_compile(*keys[o.index]);
-          store_compiled(*keys[o.index], o.probe, *outcome->artifact);
+          store_compiled(o.probe, *outcome->artifact);
           finish(o, std::move(*outcome->artifact), true);
         } else if (outcome != nullptr && outcome->error) {
           if (o.compiler.counts_as_compile) count_compile(*keys[o.index]);
@@ -406,7 +389,7 @@ std::vector<CompileCache::BatchLookup> CompileCache::get_or_compile_batch(
       const bool compiled = !o->probe.artifact;
       if (compiled) {
         o->probe.artifact = compile_alone(*keys[o->index], o->compiler);
-        store_compiled(*keys[o->index], o->probe, *o->probe.artifact);
+        store_compiled(o->probe, *o->probe.artifact);
       }
       finish(*o, std::move(*o->probe.artifact), compiled);
     } catch (...) {

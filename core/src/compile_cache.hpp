@@ -5,8 +5,10 @@
 //   asker compiles; the others wait on that entry, not on the whole cache
 //   (each entry's compile is a Flight, support/single_flight.hpp).
 // * Hits take only a shared lock on one of several shards.
-// * An ArtifactStore (the persistent cache) slots in under it: a memory miss
-//   asks the store before compiling, and a compile is written to the store.
+// * An ArtifactStore (the persistent cache; cache_tier.hpp is the tiers'
+//   interface) slots in under it: a memory miss asks the store before
+//   compiling, and a compile is written to the store. A miss names its
+//   entry once (EntryRef) and asks every tier with that.
 // * Across processes sharing a store, one compile per key too: before
 //   compiling, a miss claims the key in the store (waiting, boundedly, for
 //   another process's claim) and asks the store again.
@@ -36,98 +38,12 @@
 #include <utility>
 #include <vector>
 
+#include "artifact.hpp"
 #include "cache_metrics.hpp"
-#include "entry_trust.hpp"
+#include "cache_tier.hpp"
 #include "striped_counter.hpp"
 
 namespace jitwarm::detail {
-
-struct Artifact {
-  std::string binary;
-  std::string format;
-  std::string entry_point;
-  uint64_t id = 0;  // unique within the process
-  // What the launch path needs beside the bytes (the key as the owning
-  // implementation sees it), built once by Compiler::finalize.
-  std::shared_ptr<const void> attachment;
-};
-
-// A persistent layer under the memory cache.
-class ArtifactStore {
- public:
-  virtual ~ArtifactStore() = default;
-  // nullopt on a miss; a corrupt or mismatched entry is a miss (and counted
-  // through `rejected`), never an exception.
-  virtual std::optional<Artifact> load(const CompileKey& key,
-                                       std::string_view fingerprint,
-                                       bool* rejected) = 0;
-  // What a load found, for the metrics (cache_metrics.hpp). Flags are only
-  // ever set, so one report can gather both loads of a lookup.
-  struct LoadReport {
-    CacheTier tier = CacheTier::disk;  // of a hit: disk, system or bundle
-    bool rejected = false;             // a layer held a bad entry (`rejected`)
-    bool rejected_disk = false;        // the user directory did
-    bool rejected_system = false;      // the read-only system layer did
-    // Why, when it did.
-    RejectReason disk_reason = RejectReason::corrupt;
-    RejectReason system_reason = RejectReason::corrupt;
-  };
-  // load(), saying which layer answered or rejected. The default knows of
-  // one layer.
-  virtual std::optional<Artifact> load_reporting(const CompileKey& key,
-                                                 std::string_view fingerprint,
-                                                 LoadReport& report) {
-    bool rejected = false;
-    std::optional<Artifact> artifact = load(key, fingerprint, &rejected);
-    if (rejected) report.rejected = report.rejected_disk = true;
-    return artifact;
-  }
-  // Best effort: a failed write is logged and returns false, never throws.
-  virtual bool store(const CompileKey& key, std::string_view fingerprint,
-                     const Artifact& artifact) = 0;
-
-  // Held while this process compiles `key` and stores it, so that other
-  // processes sharing the store wait for that entry instead of compiling
-  // the key too. May wait (boundedly) for another process's claim; nullptr
-  // when there is nothing to hold (the store cannot lock, or the wait ran
-  // out). Either way the caller looks in the store again before compiling.
-  // With `wait` false it tries once: nullptr with *busy set when another
-  // process holds the key (a batch leaves that key to the waiting path).
-  // Never throws.
-  class Claim {
-   public:
-    virtual ~Claim() = default;
-  };
-  virtual std::unique_ptr<Claim> claim(const CompileKey& /*key*/,
-                                       std::string_view /*fingerprint*/,
-                                       bool /*wait*/ = true,
-                                       bool* /*busy*/ = nullptr) {
-    return nullptr;
-  }
-};
-
-// The shared tier under the persistent store (remote_cache.hpp is the
-// Redis one). Never throws; every call returns within the tier's timeout.
-class RemoteTier {
- public:
-  virtual ~RemoteTier() = default;
-  enum class Outcome {
-    hit,
-    miss,
-    rejected,     // a value that failed the entry check: a miss
-    unavailable,  // an error, a timeout, or skipped while the tier is down
-  };
-  struct Lookup {
-    std::optional<Artifact> artifact;  // set on a hit
-    Outcome outcome = Outcome::miss;
-    RejectReason reason = RejectReason::corrupt;  // of a rejected value
-  };
-  virtual Lookup load(const CompileKey& key, std::string_view fingerprint) = 0;
-  // False when the entry was not written (an error, a full or read-only
-  // server, or the tier is down).
-  virtual bool store(const CompileKey& key, std::string_view fingerprint,
-                     const Artifact& artifact) = 0;
-};
 
 class CompileCache {
  public:
@@ -209,13 +125,11 @@ class CompileCache {
   // are (disk and remote hits, rejects, a miss when no tier has it), and
   // kept out of memory (their owner caches what it loads). Never throws.
   // Not `counted`: no hit or miss is counted (a tuning result's lookup is
-  // no compile's), only rejects.
-  std::optional<Artifact> load_entry(const CompileKey& key,
-                                     std::string_view fingerprint,
-                                     bool counted = true);
+  // no compile's), only rejects. The answer is the store's, with the
+  // remote tier's after a local miss.
+  TierLoad load_entry(const EntryRef& entry, bool counted = true);
   // Written to the store and the remote tier; false when neither kept it.
-  bool store_entry(const CompileKey& key, std::string_view fingerprint,
-                   const Artifact& artifact);
+  bool store_entry(const EntryRef& entry, const Artifact& artifact);
   // A hit or nullptr; counts nothing.
   const Artifact* find(const CompileKey& key) const;
   // The launch path's fast path: a hit (counted as one) or nullptr (counted
@@ -238,7 +152,7 @@ class CompileCache {
   static Lookup wait_for(Entry& entry);
   // What the store holds for a key this process owns, and its claim.
   struct StoreProbe {
-    std::optional<std::string> fingerprint;
+    std::optional<EntryRef> entry;  // none: the key is not persisted
     std::optional<Artifact> artifact;
     std::unique_ptr<ArtifactStore::Claim> claim;
     bool busy = false;  // another process holds the claim (wait = false)
@@ -247,11 +161,11 @@ class CompileCache {
                          bool wait);
   Artifact compile_alone(const CompileKey& key, const Compiler& compiler);
   void count_compile(const CompileKey& key);
-  // A store hit or reject, from a lookup that started at `start`.
-  void note_store_load(const ArtifactStore::LoadReport& report, bool hit,
+  // What the store answered a lookup that started at `start` (its loads
+  // gathered): its hit and rejects, counted; not `counted`, only rejects.
+  void note_store_load(const TierLoad& local, bool counted,
                        std::chrono::steady_clock::time_point start);
-  void store_compiled(const CompileKey& key, const StoreProbe& probe,
-                      const Artifact& artifact);
+  void store_compiled(const StoreProbe& probe, const Artifact& artifact);
   const Artifact* publish(Entry& entry, Artifact artifact,
                           const Compiler& compiler);
   void abandon(Shard& shard, const CompileKey& key, Entry& entry,
@@ -260,9 +174,10 @@ class CompileCache {
                         std::chrono::steady_clock::time_point start);
 
   std::unique_ptr<Shard[]> shards_;
-  // Asks the remote tier after a local miss; a hit goes to the local store.
-  std::optional<Artifact> load_remote(const CompileKey& key,
-                                      std::string_view fingerprint);
+  // Asks the remote tier after a local miss, of a lookup that started at
+  // `start`, and counts what it answered; a hit goes to the local store.
+  TierLoad load_remote(const EntryRef& entry, bool counted,
+                       std::chrono::steady_clock::time_point start);
 
   std::shared_ptr<ArtifactStore> store_;
   std::shared_ptr<RemoteTier> remote_;

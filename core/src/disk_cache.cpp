@@ -166,73 +166,44 @@ fs::path DiskCache::entry_path(const CompileKey& key,
   return path_for_name(entry_name(key, fingerprint));
 }
 
-std::optional<Artifact> DiskCache::read_entry(
-    const fs::path& path, const CompileKey& key, std::string_view fingerprint,
-    std::optional<RejectReason>* rejected) const {
+TierLoad DiskCache::read_entry(const fs::path& path, const EntryRef& entry,
+                               CacheTier layer) const {
   const FileContents file =
       read_bounded_file(path, kMaxEntryBytes, Symlinks::refuse);
-  if (file.status == FileContents::Status::absent) return std::nullopt;
+  if (file.status == FileContents::Status::absent) return {};
   std::string why;
-  std::optional<Artifact> a;
   RejectReason reason = RejectReason::corrupt;
   if (!file.ok()) {
     why = "it " + file.why;
-  } else {
-    a = entry_artifact(file.bytes, key, fingerprint, &why, trust_.get(),
-                       &reason);
+  } else if (auto a =
+                 entry_artifact(file.bytes, entry.key(), entry.fingerprint(),
+                                &why, trust_.get(), &reason)) {
+    return TierLoad::found(std::move(*a), layer);
   }
-  if (!a) {
-    *rejected = reason;
-    if (logger_ != nullptr &&
-        warns_about_rejected(trust_.get(), reason, path.string())) {
-      logger_->log(JW_LOG_WARNING,
-                   fmt::format("cache entry {} ignored: {}; compiling {}",
-                               path.string(), why, key.text()));
-    }
+  if (logger_ != nullptr &&
+      warns_about_rejected(trust_.get(), reason, path.string())) {
+    logger_->log(JW_LOG_WARNING,
+                 fmt::format("cache entry {} ignored: {}; compiling {}",
+                             path.string(), why, entry.key().text()));
   }
-  return a;
+  return TierLoad::refused(layer, reason);
 }
 
-std::optional<Artifact> DiskCache::load(const CompileKey& key,
-                                        std::string_view fingerprint,
-                                        bool* rejected) {
-  LoadReport report;
-  std::optional<Artifact> a = load_reporting(key, fingerprint, report);
-  if (report.rejected && rejected != nullptr) *rejected = true;
-  return a;
-}
-
-std::optional<Artifact> DiskCache::load_reporting(const CompileKey& key,
-                                                  std::string_view fingerprint,
-                                                  LoadReport& report) {
-  const std::string name = entry_name(key, fingerprint);
-  const fs::path path = path_for_name(name);
-  std::optional<RejectReason> rejected;
-  if (auto a = read_entry(path, key, fingerprint, &rejected)) {
+TierLoad DiskCache::load(const EntryRef& entry) {
+  const fs::path path = path_for_name(entry.name());
+  TierLoad found = read_entry(path, entry, CacheTier::disk);
+  if (found.artifact) {
     // LRU touch, of the entry itself (never through a link).
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
-    report.tier =
-        bundle_hits_.note_hit(name) ? CacheTier::bundle : CacheTier::disk;
-    return a;
-  }
-  if (rejected) {
-    report.rejected = report.rejected_disk = true;
-    report.disk_reason = *rejected;
+    if (bundle_hits_.note_hit(entry.name())) found.tier = CacheTier::bundle;
+    return found;
   }
   if (!system_directory_.empty()) {
-    const fs::path system_path =
-        system_directory_ / path.lexically_relative(directory_);
-    rejected.reset();
-    std::optional<Artifact> a =
-        read_entry(system_path, key, fingerprint, &rejected);
-    if (rejected) {
-      report.rejected = report.rejected_system = true;
-      report.system_reason = *rejected;
-    }
-    if (a) report.tier = CacheTier::system;
-    return a;
+    found.gather(
+        read_entry(system_directory_ / path.lexically_relative(directory_),
+                   entry, CacheTier::system));
   }
-  return std::nullopt;
+  return found;
 }
 
 bool DiskCache::write_atomically(const fs::path& path,
@@ -315,9 +286,9 @@ void DiskCache::sweep_once(const fs::path& directory) {
   }
 }
 
-bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
-                      const Artifact& artifact) {
-  const uint64_t size = entry_size(key, fingerprint, artifact,
+bool DiskCache::store(const EntryRef& entry, const Artifact& artifact) {
+  const CompileKey& key = entry.key();
+  const uint64_t size = entry_size(key, entry.fingerprint(), artifact,
                                    trust_ && trust_->signer() != nullptr);
   if (size > kMaxEntryBytes) {
     // It could never be read back: refuse it now rather than write it on
@@ -331,8 +302,8 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
     return false;
   }
   const std::string bytes = serialize_entry(
-      key, fingerprint, artifact, trust_ ? trust_->signer() : nullptr);
-  if (!write_atomically(entry_path(key, fingerprint), bytes)) return false;
+      key, entry.fingerprint(), artifact, trust_ ? trust_->signer() : nullptr);
+  if (!write_atomically(path_for_name(entry.name()), bytes)) return false;
   if (max_bytes_ != 0 &&
       written_since_prune_.fetch_add(bytes.size()) + bytes.size() >
           max_bytes_ / 8) {
@@ -342,10 +313,9 @@ bool DiskCache::store(const CompileKey& key, std::string_view fingerprint,
   return true;
 }
 
-std::unique_ptr<ArtifactStore::Claim> DiskCache::claim(
-    const CompileKey& key, std::string_view fingerprint, bool wait,
-    bool* busy) {
-  const fs::path lock = lock_path_for(entry_path(key, fingerprint));
+std::unique_ptr<ArtifactStore::Claim> DiskCache::claim(const EntryRef& entry,
+                                                       bool wait, bool* busy) {
+  const fs::path lock = lock_path_for(path_for_name(entry.name()));
   std::error_code ec;
   fs::create_directories(lock.parent_path(), ec);
   const auto deadline = std::chrono::steady_clock::now() + lock_wait_;
@@ -389,7 +359,7 @@ std::unique_ptr<ArtifactStore::Claim> DiskCache::claim(
             fmt::format(
                 "another process has been compiling {} for more than "
                 "{} s; compiling it here too",
-                key.text(),
+                entry.key().text(),
                 std::chrono::duration_cast<std::chrono::seconds>(lock_wait_)
                     .count()));
       }

@@ -30,6 +30,7 @@
 // lock_wait() and compiles anyway, so a stuck one cannot either.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -43,7 +44,7 @@
 
 #include "bundle_index.hpp"
 #include "cache_entry.hpp"
-#include "compile_cache.hpp"
+#include "cache_tier.hpp"
 #include "log.hpp"
 
 namespace jitwarm::detail {
@@ -102,18 +103,13 @@ class DiskCache : public ArtifactStore {
   // creating and removing a file; nullopt when they can.
   std::optional<std::string> write_problem() const;
 
-  std::optional<Artifact> load(const CompileKey& key,
-                               std::string_view fingerprint,
-                               bool* rejected) override;
-  // A hit of an entry a bundle brought (bundle_index.hpp) is a bundle hit,
-  // and marks that entry as hit.
-  std::optional<Artifact> load_reporting(const CompileKey& key,
-                                         std::string_view fingerprint,
-                                         LoadReport& report) override;
-  bool store(const CompileKey& key, std::string_view fingerprint,
-             const Artifact& artifact) override;
-  std::unique_ptr<Claim> claim(const CompileKey& key,
-                               std::string_view fingerprint, bool wait = true,
+  // The user directory's entry, else the system layer's (a miss or a
+  // reject in the first, each layer's reject in the answer). A hit of an
+  // entry a bundle brought (bundle_index.hpp) is a bundle hit, and marks
+  // that entry as hit.
+  TierLoad load(const EntryRef& entry) override;
+  bool store(const EntryRef& entry, const Artifact& artifact) override;
+  std::unique_ptr<Claim> claim(const EntryRef& entry, bool wait = true,
                                bool* busy = nullptr) override;
   // How long claim() waits for another process's compile (default 2
   // minutes) before it gives up and lets this one compile too.
@@ -152,6 +148,8 @@ class DiskCache : public ArtifactStore {
   const std::filesystem::path& system_directory() const {
     return system_directory_;
   }
+  // Where the entry of `key` and `fingerprint` is kept (for tools and
+  // tests: a lookup has its entry's name already).
   std::filesystem::path entry_path(const CompileKey& key,
                                    std::string_view fingerprint) const;
   // The path of the entry named `name` (cache_entry.hpp entry_name).
@@ -161,11 +159,10 @@ class DiskCache : public ArtifactStore {
 
  private:
   std::filesystem::path path_for_name(const std::string& name) const;
-  // nullopt on a miss; a rejected entry sets *rejected to its reason.
-  std::optional<Artifact> read_entry(
-      const std::filesystem::path& path, const CompileKey& key,
-      std::string_view fingerprint,
-      std::optional<RejectReason>* rejected) const;
+  // The entry at `path`, of the layer `layer` (disk or system): a hit, a
+  // miss, or rejected in that layer (with a warning).
+  TierLoad read_entry(const std::filesystem::path& path, const EntryRef& entry,
+                      CacheTier layer) const;
   bool write_atomically(const std::filesystem::path& path,
                         const std::string& bytes);
   // Once per directory per process: removes its stale leftovers.

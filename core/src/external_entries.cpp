@@ -34,15 +34,19 @@ bool Runtime::store_external_entry(const CompileKey& key,
   artifact.binary = entry.binary;
   artifact.format = entry.format;
   artifact.entry_point = entry.entry_point;
-  return detail::impl_of(*this).caches().cache().store_entry(key, fingerprint,
-                                                             artifact);
+  return detail::impl_of(*this).caches().cache().store_entry(
+      detail::EntryRef(key, std::string(fingerprint)), artifact);
 }
 
 std::optional<ExternalEntry> Runtime::load_external_entry(
     const CompileKey& key, std::string_view fingerprint) {
   require_fingerprint(fingerprint);
   std::optional<detail::Artifact> found =
-      detail::impl_of(*this).caches().cache().load_entry(key, fingerprint);
+      detail::impl_of(*this)
+          .caches()
+          .cache()
+          .load_entry(detail::EntryRef(key, std::string(fingerprint)))
+          .artifact;
   if (!found) return std::nullopt;
   return ExternalEntry{std::move(found->binary), std::move(found->format),
                        std::move(found->entry_point)};

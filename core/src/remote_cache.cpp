@@ -103,10 +103,8 @@ RedisCache::RedisCache(RedisEndpoint endpoint,
 
 RedisCache::~RedisCache() = default;
 
-std::string RedisCache::value_name(const CompileKey& key,
-                                   std::string_view fingerprint) {
-  return fmt::format("jitwarm:v{}:{}", kEntryNameVersion,
-                     entry_name(key, fingerprint));
+std::string RedisCache::value_name(const EntryRef& entry) {
+  return fmt::format("jitwarm:v{}:{}", kEntryNameVersion, entry.name());
 }
 
 bool RedisCache::down_now() {
@@ -230,12 +228,11 @@ void RedisCache::give_back(std::unique_ptr<Connection> connection) {
   idle_.push_back(std::move(connection));
 }
 
-RemoteTier::Lookup RedisCache::load(const CompileKey& key,
-                                    std::string_view fingerprint) {
-  if (down_now()) return {std::nullopt, Outcome::unavailable};
+TierLoad RedisCache::load(const EntryRef& entry) {
+  if (down_now()) return TierLoad::not_answered();
   std::unique_ptr<Connection> c = take();
-  if (!c) return {std::nullopt, Outcome::unavailable};
-  const std::string name = value_name(key, fingerprint);
+  if (!c) return TierLoad::not_answered();
+  const std::string name = value_name(entry);
   // GETRANGE's end is inclusive: one byte more than an entry may have
   // tells an oversized value apart, without reading it whole.
   const std::string last = std::to_string(kMaxEntryBytes);
@@ -244,7 +241,7 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
   const ReplyHolder reply(c->command(4, argv, lengths));
   if (reply.reply == nullptr) {
     note_down(c->failure(timeout_));
-    return {std::nullopt, Outcome::unavailable};
+    return TierLoad::not_answered();
   }
   give_back(std::move(c));
   note_up();
@@ -253,7 +250,7 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
   std::optional<Artifact> artifact;
   RejectReason reason = RejectReason::corrupt;
   if (r.type == REDIS_REPLY_STRING && r.len == 0) {
-    return {std::nullopt, Outcome::miss};  // GETRANGE of no value is ""
+    return {};  // a miss: GETRANGE of no value is ""
   } else if (r.type == REDIS_REPLY_ERROR) {
     why = fmt::format("the server answered '{}'", std::string(r.str, r.len));
   } else if (r.type != REDIS_REPLY_STRING) {
@@ -262,8 +259,8 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
     why = fmt::format("it is larger than the {} bytes an entry may have",
                       kMaxEntryBytes);
   } else {
-    artifact = entry_artifact(std::string_view(r.str, r.len), key, fingerprint,
-                              &why, trust_.get(), &reason);
+    artifact = entry_artifact(std::string_view(r.str, r.len), entry.key(),
+                              entry.fingerprint(), &why, trust_.get(), &reason);
   }
   if (!artifact) {
     if (logger_ != nullptr &&
@@ -271,28 +268,28 @@ RemoteTier::Lookup RedisCache::load(const CompileKey& key,
       logger_->log(JW_LOG_WARNING,
                    fmt::format("remote cache value {} ignored: {}; compiling "
                                "{}",
-                               name, why, key.text()));
+                               name, why, entry.key().text()));
     }
-    return {std::nullopt, Outcome::rejected, reason};
+    return TierLoad::refused(CacheTier::redis, reason);
   }
-  return {std::move(artifact), Outcome::hit};
+  return TierLoad::found(std::move(*artifact), CacheTier::redis);
 }
 
-bool RedisCache::store(const CompileKey& key, std::string_view fingerprint,
-                       const Artifact& artifact) {
+bool RedisCache::store(const EntryRef& entry, const Artifact& artifact) {
   if (down_now()) return false;
   {
     std::lock_guard lock(mutex_);
     if (std::chrono::steady_clock::now() < writes_refused_until_) return false;
   }
   const SigningKey* signer = trust_ ? trust_->signer() : nullptr;
-  if (entry_size(key, fingerprint, artifact, signer != nullptr) >
-      kMaxEntryBytes)
+  if (entry_size(entry.key(), entry.fingerprint(), artifact,
+                 signer != nullptr) > kMaxEntryBytes)
     return false;
   std::unique_ptr<Connection> c = take();
   if (!c) return false;
-  const std::string name = value_name(key, fingerprint);
-  const std::string value = serialize_entry(key, fingerprint, artifact, signer);
+  const std::string name = value_name(entry);
+  const std::string value =
+      serialize_entry(entry.key(), entry.fingerprint(), artifact, signer);
   const char* argv[] = {"SET", name.c_str(), value.data()};
   const size_t lengths[] = {3, name.size(), value.size()};
   const ReplyHolder reply(c->command(3, argv, lengths));

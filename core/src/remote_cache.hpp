@@ -1,6 +1,7 @@
 // The remote cache tier on Redis (hiredis): one value per entry, shared by
 // every machine pointed at the server, under the local disk cache
-// (compile_cache.hpp RemoteTier says where it sits in a lookup).
+// (cache_tier.hpp RemoteTier; compile_cache.hpp says where it sits in a
+// lookup).
 //
 // * Values are cache entries (cache_entry.hpp), named "jitwarm:v<format>:
 //   <entry name>", checked by the same entry_artifact() as disk entries, so
@@ -34,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "compile_cache.hpp"
+#include "cache_tier.hpp"
 #include "log.hpp"
 #include "redis_url.hpp"
 
@@ -55,13 +56,11 @@ class RedisCache : public RemoteTier {
     trust_ = std::move(trust);
   }
 
-  Lookup load(const CompileKey& key, std::string_view fingerprint) override;
-  bool store(const CompileKey& key, std::string_view fingerprint,
-             const Artifact& artifact) override;
+  TierLoad load(const EntryRef& entry) override;
+  bool store(const EntryRef& entry, const Artifact& artifact) override;
 
-  // The value name of an entry (for tests and tools).
-  static std::string value_name(const CompileKey& key,
-                                std::string_view fingerprint);
+  // The value name of an entry.
+  static std::string value_name(const EntryRef& entry);
   const RedisEndpoint& endpoint() const { return endpoint_; }
 
  private:

@@ -105,7 +105,7 @@ bool TuneResults::store(const ImplRecord& impl, const CompileKey& key,
   entry.binary = encode_tune_result(result);
   entry.format = std::string(kTuneResultFormat);
   return cache_.store_entry(
-      untuned, fingerprint(impl, untuned, result.device_kind), entry);
+      EntryRef(untuned, fingerprint(impl, untuned, result.device_kind)), entry);
 }
 
 std::optional<TuneResult> TuneResults::find(const ImplRecord& impl,
@@ -122,8 +122,11 @@ std::optional<TuneResult> TuneResults::find(const ImplRecord& impl,
   const std::vector<TuneConfig> candidates = tune_candidates(impl, untuned);
   if (!candidates.empty()) {
     if (std::optional<Artifact> entry =
-            cache_.load_entry(untuned, fingerprint(impl, untuned, device_kind),
-                              /*counted=*/false)) {
+            cache_
+                .load_entry(
+                    EntryRef(untuned, fingerprint(impl, untuned, device_kind)),
+                    /*counted=*/false)
+                .artifact) {
       try {
         TuneResult result = decode_tune_result(entry->binary);
         result.key_hash = untuned.hash();

@@ -136,15 +136,20 @@ class TrustedLoadsPrivateStores : public ArtifactStore {
   TrustedLoadsPrivateStores(std::shared_ptr<DiskCache> trusted,
                             std::shared_ptr<DiskCache> handed_over)
       : trusted_(std::move(trusted)), handed_over_(std::move(handed_over)) {}
-  std::optional<Artifact> load(const CompileKey& key,
-                               std::string_view fingerprint,
-                               bool* rejected) override {
-    if (auto a = trusted_->load(key, fingerprint, rejected)) return a;
-    return handed_over_->load(key, fingerprint, nullptr);
+  // The trusted entry, else one a worker handed over (whose rejects are
+  // not the cache's, so not in the answer).
+  TierLoad load(const EntryRef& entry) override {
+    TierLoad found = trusted_->load(entry);
+    if (found.artifact) return found;
+    TierLoad handed = handed_over_->load(entry);
+    if (handed.artifact) {
+      found.artifact = std::move(handed.artifact);
+      found.tier = handed.tier;
+    }
+    return found;
   }
-  bool store(const CompileKey& key, std::string_view fingerprint,
-             const Artifact& artifact) override {
-    return handed_over_->store(key, fingerprint, artifact);
+  bool store(const EntryRef& entry, const Artifact& artifact) override {
+    return handed_over_->store(entry, artifact);
   }
 
  private:
@@ -274,13 +279,11 @@ void WarmupExecution::warm_in_processes(
       compiler.fingerprint = {};
       compiler.counts_as_compile = false;
       compiler.compile = [&]() {
-        bool rejected = false;
-        const std::optional<std::string> print =
+        std::optional<std::string> print =
             fingerprint ? fingerprint() : std::nullopt;
         if (print) {
-          if (auto artifact = store->load(w.key, *print, &rejected)) {
-            return std::move(*artifact);
-          }
+          TierLoad handed = store->load(EntryRef(w.key, std::move(*print)));
+          if (handed.artifact) return std::move(*handed.artifact);
         }
         return compile_here();
       };

@@ -54,9 +54,9 @@ void write(const fs::path& p, const std::string& bytes) {
 void fill(const fs::path& dir, int n) {
   DiskCache cache(dir, "", 0, nullptr);
   for (int i = 0; i < n; ++i)
-    REQUIRE(cache.store(key_for(i, "cuda:sm_90"), "fp", artifact(i)));
+    REQUIRE(cache.store(EntryRef(key_for(i, "cuda:sm_90"), "fp"), artifact(i)));
   for (int i = 0; i < 2; ++i)
-    REQUIRE(cache.store(key_for(i, "hip:gfx942"), "fp", artifact(i)));
+    REQUIRE(cache.store(EntryRef(key_for(i, "hip:gfx942"), "fp"), artifact(i)));
 }
 
 std::string import_error(const fs::path& bundle, const fs::path& into) {
@@ -97,12 +97,12 @@ TEST_CASE(
   DiskCache target(to.path / "new", "", 0, nullptr);
   CHECK(target.stats().entries == 5);
   for (int i = 0; i < 5; ++i) {
-    bool rejected = false;
-    const auto a = target.load(key_for(i, "cuda:sm_90"), "fp", &rejected);
+    const auto a =
+        target.load(EntryRef(key_for(i, "cuda:sm_90"), "fp")).artifact;
     REQUIRE(a);
     CHECK(a->binary == artifact(i).binary);
   }
-  CHECK_FALSE(target.load(key_for(0, "hip:gfx942"), "fp", nullptr));
+  CHECK_FALSE(target.load(EntryRef(key_for(0, "hip:gfx942"), "fp")).artifact);
   const CacheBundleSummary again =
       import_cache_bundle(bundle.string(), in(to.path / "new"));
   CHECK(again.written == 0);
@@ -157,7 +157,8 @@ TEST_CASE(
       CHECK(s.written == 2);
       DiskCache imported(into, "", 0, nullptr);
       for (int k = 0; k < 2; ++k) {
-        const auto a = imported.load(key_for(k, "cuda:sm_90"), "fp", nullptr);
+        const auto a =
+            imported.load(EntryRef(key_for(k, "cuda:sm_90"), "fp")).artifact;
         REQUIRE(a);
         CHECK(a->binary == artifact(k).binary);
       }
@@ -256,12 +257,12 @@ TEST_CASE(
   TempDir user("bundle-test"), system("bundle-test"), work("bundle-test");
   {
     DiskCache u(user.path, "", 0, nullptr);
-    REQUIRE(u.store(key_for(1, "cuda:sm_90"), "fp", artifact(1)));
-    REQUIRE(u.store(key_for(2, "cuda:sm_90"), "fp", artifact(2)));
+    REQUIRE(u.store(EntryRef(key_for(1, "cuda:sm_90"), "fp"), artifact(1)));
+    REQUIRE(u.store(EntryRef(key_for(2, "cuda:sm_90"), "fp"), artifact(2)));
     write(u.entry_path(key_for(2, "cuda:sm_90"), "fp"), "garbage");
     DiskCache s(system.path, "", 0, nullptr);
-    REQUIRE(s.store(key_for(1, "cuda:sm_90"), "fp", artifact(7)));
-    REQUIRE(s.store(key_for(3, "cuda:sm_90"), "fp", artifact(3)));
+    REQUIRE(s.store(EntryRef(key_for(1, "cuda:sm_90"), "fp"), artifact(7)));
+    REQUIRE(s.store(EntryRef(key_for(3, "cuda:sm_90"), "fp"), artifact(3)));
   }
   RuntimeOptions o = in(user.path);
   o.system_cache_dir = system.path.string();
@@ -271,7 +272,7 @@ TEST_CASE(
   CHECK(s.skipped_corrupt == 1);
   import_cache_bundle(bundle.string(), in(work.path / "into"));
   DiskCache imported(work.path / "into", "", 0, nullptr);
-  CHECK(imported.load(key_for(1, "cuda:sm_90"), "fp", nullptr)->binary ==
-        artifact(1).binary);
-  CHECK(imported.load(key_for(3, "cuda:sm_90"), "fp", nullptr));
+  CHECK(imported.load(EntryRef(key_for(1, "cuda:sm_90"), "fp"))
+            .artifact->binary == artifact(1).binary);
+  CHECK(imported.load(EntryRef(key_for(3, "cuda:sm_90"), "fp")).artifact);
 }

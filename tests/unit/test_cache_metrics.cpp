@@ -177,7 +177,7 @@ TEST_CASE(
   // Two memory hits, and a disk hit of what was compiled.
   CHECK(cache.get_or_compile(expand1, compiler(expand1)).artifact);
   CHECK(cache.hit(expand1) != nullptr);
-  CHECK(cache.load_entry(expand1, "fp"));
+  CHECK(cache.load_entry(EntryRef(expand1, "fp")).artifact);
 
   const CacheStats stats = cache.stats();
   const std::string text =

@@ -50,16 +50,14 @@ CompileCache::Compiler counting(std::atomic<int>& calls,
 struct MemoryStore : ArtifactStore {
   std::map<std::string, Artifact> entries;
   int loads = 0;
-  std::optional<Artifact> load(const CompileKey& key, std::string_view fp,
-                               bool*) override {
+  TierLoad load(const EntryRef& entry) override {
     ++loads;
-    auto it = entries.find(key.encoding() + std::string(fp));
-    if (it == entries.end()) return std::nullopt;
-    return it->second;
+    auto it = entries.find(entry.name());
+    if (it == entries.end()) return {};
+    return TierLoad::found(it->second, CacheTier::disk);
   }
-  bool store(const CompileKey& key, std::string_view fp,
-             const Artifact& a) override {
-    entries[key.encoding() + std::string(fp)] = a;
+  bool store(const EntryRef& entry, const Artifact& a) override {
+    entries[entry.name()] = a;
     return true;
   }
 };
@@ -566,12 +564,13 @@ TEST_CASE(
   // for a moment, then stores the entry.
   const pid_t child = ::fork();
   if (child == 0) {
-    auto claim = disk->claim(batch.keys[3], "fp");
+    const EntryRef entry(batch.keys[3], "fp");
+    auto claim = disk->claim(entry);
     std::ofstream(dir.path / "claimed") << "yes";
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     Artifact a;
     a.binary = "other process";
-    disk->store(batch.keys[3], "fp", a);
+    disk->store(entry, a);
     ::_exit(0);
   }
   while (!fs::exists(dir.path / "claimed")) {
@@ -631,19 +630,19 @@ namespace {
 // A remote tier whose answer a test picks.
 struct ScriptedRemote : RemoteTier {
   std::map<std::string, Artifact> values;
-  Outcome failure = Outcome::miss;  // for keys it does not hold
+  TierLoad failure;  // for keys it does not hold: a miss
   bool writable = true;
   int loads = 0, stores = 0;
-  Lookup load(const CompileKey& key, std::string_view fp) override {
+  TierLoad load(const EntryRef& entry) override {
     ++loads;
-    auto it = values.find(key.encoding() + std::string(fp));
-    if (it != values.end()) return {it->second, Outcome::hit};
-    return {std::nullopt, failure};
+    auto it = values.find(entry.name());
+    if (it != values.end())
+      return TierLoad::found(it->second, CacheTier::redis);
+    return failure;
   }
-  bool store(const CompileKey& key, std::string_view fp,
-             const Artifact& a) override {
+  bool store(const EntryRef& entry, const Artifact& a) override {
     ++stores;
-    if (writable) values[key.encoding() + std::string(fp)] = a;
+    if (writable) values[entry.name()] = a;
     return writable;
   }
 };
@@ -711,11 +710,11 @@ TEST_CASE(
   std::atomic<int> calls{0};
   CompileCache cache;
   cache.set_remote(remote);  // no local store: the remote alone
-  remote->failure = RemoteTier::Outcome::unavailable;
+  remote->failure = TierLoad::not_answered();
   remote->writable = false;
   CHECK(
       cache.get_or_compile(key_named("t:down"), fingerprinted(calls)).compiled);
-  remote->failure = RemoteTier::Outcome::rejected;
+  remote->failure = TierLoad::refused(CacheTier::redis, RejectReason::corrupt);
   CHECK(
       cache.get_or_compile(key_named("t:bad"), fingerprinted(calls)).compiled);
   const CacheStats s = cache.stats();

@@ -56,18 +56,20 @@ TEST_CASE(
   std::string binary(1000, '\0');
   for (std::size_t i = 0; i < binary.size(); ++i)
     binary[i] = static_cast<char>(i * 7);
-  REQUIRE(cache.store(key, "nvrtc 13.0 -O3", artifact(binary)));
-  bool rejected = false;
-  auto back = cache.load(key, "nvrtc 13.0 -O3", &rejected);
-  REQUIRE(back);
-  CHECK_FALSE(rejected);
-  CHECK(back->binary == binary);
-  CHECK(back->format == "cubin");
-  CHECK(back->entry_point == "_Z3fooPf");
-  CHECK_FALSE(cache.load(key, "nvrtc 12.4 -O3",
-                         &rejected));  // another compiler: another entry
-  CHECK_FALSE(cache.load(key_for(2), "nvrtc 13.0 -O3", &rejected));
-  CHECK_FALSE(rejected);
+  REQUIRE(cache.store(EntryRef(key, "nvrtc 13.0 -O3"), artifact(binary)));
+  const TierLoad back = cache.load(EntryRef(key, "nvrtc 13.0 -O3"));
+  REQUIRE(back.artifact);
+  CHECK_FALSE(back.rejected());
+  CHECK(back.artifact->binary == binary);
+  CHECK(back.artifact->format == "cubin");
+  CHECK(back.artifact->entry_point == "_Z3fooPf");
+  // Another compiler: another entry.
+  const TierLoad other_build = cache.load(EntryRef(key, "nvrtc 12.4 -O3"));
+  CHECK_FALSE(other_build.artifact);
+  const TierLoad other_key = cache.load(EntryRef(key_for(2), "nvrtc 13.0 -O3"));
+  CHECK_FALSE(other_key.artifact);
+  CHECK_FALSE(other_build.rejected());
+  CHECK_FALSE(other_key.rejected());
   CHECK(cache.stats().entries == 1);
   // No temporary files are left behind.
   for (const auto& e : fs::recursive_directory_iterator(dir.path)) {
@@ -82,7 +84,7 @@ TEST_CASE(
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   const CompileKey key = key_for(3);
-  REQUIRE(cache.store(key, "fp", artifact("0123456789abcdef")));
+  REQUIRE(cache.store(EntryRef(key, "fp"), artifact("0123456789abcdef")));
   const fs::path path = cache.entry_path(key, "fp");
   std::string good;
   {
@@ -91,9 +93,8 @@ TEST_CASE(
   }
   const auto load_with = [&](const std::string& bytes) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-    bool rejected = false;
-    auto a = cache.load(key, "fp", &rejected);
-    return std::make_pair(a.has_value(), rejected);
+    const TierLoad loaded = cache.load(EntryRef(key, "fp"));
+    return std::make_pair(loaded.artifact.has_value(), loaded.rejected());
   };
   CHECK(load_with(good) == std::make_pair(true, false));
   for (std::size_t cut :
@@ -110,7 +111,7 @@ TEST_CASE(
   CHECK(v.corrupt == 1);
   CHECK(v.corrupt_files.size() == 1);
   // Rewriting it heals the entry.
-  REQUIRE(cache.store(key, "fp", artifact("fresh")));
+  REQUIRE(cache.store(EntryRef(key, "fp"), artifact("fresh")));
   CHECK(cache.verify().corrupt == 0);
 }
 
@@ -119,13 +120,13 @@ TEST_CASE(
     "it a miss") {
   TempDir dir("disk-test");
   DiskCache cache(dir.path, "", 0, nullptr);
-  REQUIRE(cache.store(key_for(10), "fp", artifact("ten")));
+  REQUIRE(cache.store(EntryRef(key_for(10), "fp"), artifact("ten")));
   fs::create_directories(cache.entry_path(key_for(11), "fp").parent_path());
   fs::copy_file(cache.entry_path(key_for(10), "fp"),
                 cache.entry_path(key_for(11), "fp"));
-  bool rejected = false;
-  CHECK_FALSE(cache.load(key_for(11), "fp", &rejected));
-  CHECK(rejected);
+  const TierLoad copied = cache.load(EntryRef(key_for(11), "fp"));
+  CHECK_FALSE(copied.artifact);
+  CHECK(copied.rejected());
   CHECK(cache.verify().corrupt == 1);  // the name does not match the content
 }
 
@@ -136,22 +137,21 @@ TEST_CASE(
   DiskCache cache(dir.path, "", 0, nullptr);
   const std::string payload(4096, 'x');
   for (int i = 0; i < 4; ++i) {
-    REQUIRE(cache.store(key_for(100 + i), "fp", artifact(payload)));
+    REQUIRE(cache.store(EntryRef(key_for(100 + i), "fp"), artifact(payload)));
     // Distinct, ordered access times (file times are coarse on some file
     // systems).
     fs::last_write_time(
         cache.entry_path(key_for(100 + i), "fp"),
         fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
   }
-  bool rejected = false;
-  REQUIRE(
-      cache.load(key_for(100), "fp", &rejected));  // 100 is now the most recent
+  // 100 is now the most recent.
+  REQUIRE(cache.load(EntryRef(key_for(100), "fp")).artifact);
   const uint64_t one = cache.stats().bytes / 4;
   CHECK(cache.prune(one * 2) == 2);
-  CHECK(cache.load(key_for(100), "fp", &rejected));
-  CHECK(cache.load(key_for(103), "fp", &rejected));
-  CHECK_FALSE(cache.load(key_for(101), "fp", &rejected));
-  CHECK_FALSE(cache.load(key_for(102), "fp", &rejected));
+  CHECK(cache.load(EntryRef(key_for(100), "fp")).artifact);
+  CHECK(cache.load(EntryRef(key_for(103), "fp")).artifact);
+  CHECK_FALSE(cache.load(EntryRef(key_for(101), "fp")).artifact);
+  CHECK_FALSE(cache.load(EntryRef(key_for(102), "fp")).artifact);
 }
 
 TEST_CASE(
@@ -160,11 +160,10 @@ TEST_CASE(
   TempDir system_dir("disk-test"), user_dir("disk-test");
   {
     DiskCache builder(system_dir.path, "", 0, nullptr);
-    REQUIRE(builder.store(key_for(7), "fp", artifact("shipped")));
+    REQUIRE(builder.store(EntryRef(key_for(7), "fp"), artifact("shipped")));
   }
   DiskCache cache(user_dir.path, system_dir.path, 0, nullptr);
-  bool rejected = false;
-  auto a = cache.load(key_for(7), "fp", &rejected);
+  auto a = cache.load(EntryRef(key_for(7), "fp")).artifact;
   REQUIRE(a);
   CHECK(a->binary == "shipped");
   CHECK(cache.stats().entries == 0);  // nothing written to the user cache
@@ -180,7 +179,7 @@ TEST_CASE(
     if (pid == 0) {
       DiskCache cache(dir.path, "", 0, nullptr);
       for (int i = 0; i < 50; ++i)
-        cache.store(key_for(i % 10), "fp",
+        cache.store(EntryRef(key_for(i % 10), "fp"),
                     artifact(std::string(2000 + i % 10, 'a' + i % 10)));
       _exit(0);
     }
@@ -194,9 +193,8 @@ TEST_CASE(
   DiskCache cache(dir.path, "", 0, nullptr);
   CHECK(cache.verify().corrupt == 0);
   CHECK(cache.stats().entries == 10);
-  bool rejected = false;
   for (int i = 0; i < 10; ++i) {
-    auto a = cache.load(key_for(i), "fp", &rejected);
+    auto a = cache.load(EntryRef(key_for(i), "fp")).artifact;
     REQUIRE(a);
     CHECK(a->binary == std::string(2000 + i, 'a' + i));
   }
@@ -286,9 +284,9 @@ TEST_CASE(
     const fs::path path = cache.entry_path(key, "fp");
     plant(kind, path);
 
-    bool rejected = false;
-    CHECK_FALSE(cache.load(key, "fp", &rejected));  // no hang, nothing read
-    CHECK(rejected);
+    const TierLoad planted = cache.load(EntryRef(key, "fp"));
+    CHECK_FALSE(planted.artifact);  // no hang, nothing read
+    CHECK(planted.rejected());
     REQUIRE_FALSE(log.lines.empty());
     CHECK(log.lines.back().find("ignored: it is") != std::string::npos);
     const DiskCacheStats before = cache.verify();
@@ -296,12 +294,11 @@ TEST_CASE(
     CHECK(before.corrupt == 1);
     CHECK(before.corrupt_files == std::vector<std::string>{path.string()});
 
-    REQUIRE(cache.store(key, "fp", artifact("healed")));
-    rejected = false;
-    const auto back = cache.load(key, "fp", &rejected);
-    REQUIRE(back);
-    CHECK(back->binary == "healed");
-    CHECK_FALSE(rejected);
+    REQUIRE(cache.store(EntryRef(key, "fp"), artifact("healed")));
+    const TierLoad back = cache.load(EntryRef(key, "fp"));
+    REQUIRE(back.artifact);
+    CHECK(back.artifact->binary == "healed");
+    CHECK_FALSE(back.rejected());
     const DiskCacheStats after = cache.verify();
     CHECK(after.entries == 1);
     CHECK(after.corrupt == 0);
@@ -317,10 +314,9 @@ TEST_CASE(
   const fs::path path = cache.entry_path(key, "fp");
   fs::create_directories(path.parent_path().parent_path());
   std::ofstream(path.parent_path()) << "not a directory";
-  bool rejected = false;
-  CHECK_FALSE(cache.load(key, "fp", &rejected));
-  REQUIRE(cache.store(key, "fp", artifact("stored")));
-  CHECK(cache.load(key, "fp", &rejected));
+  CHECK_FALSE(cache.load(EntryRef(key, "fp")).artifact);
+  REQUIRE(cache.store(EntryRef(key, "fp"), artifact("stored")));
+  CHECK(cache.load(EntryRef(key, "fp")).artifact);
 }
 
 TEST_CASE(
@@ -330,7 +326,7 @@ TEST_CASE(
   Captured log;
   DiskCache cache(dir.path, "", 0, &log.logger);
   CHECK_FALSE(
-      cache.store(key_for(44), "fp",
+      cache.store(EntryRef(key_for(44), "fp"),
                   artifact(std::string(DiskCache::kMaxEntryBytes, 'x'))));
   CHECK(cache.stats().entries == 0);
   REQUIRE_FALSE(log.lines.empty());
@@ -386,7 +382,7 @@ TEST_CASE(
   // A store sweeps the directory it writes to (once per process).
   touch(stale_temp);
   make_old(stale_temp);
-  REQUIRE(cache.store(key_for(50), "fp", artifact("fifty")));
+  REQUIRE(cache.store(EntryRef(key_for(50), "fp"), artifact("fifty")));
   CHECK_FALSE(fs::exists(stale_temp));
 }
 
@@ -397,7 +393,8 @@ TEST_CASE(
   {
     DiskCache writer(dir.path, "", 0, nullptr);
     for (int i = 0; i < 1500; ++i)
-      REQUIRE(writer.store(key_for(1000 + i), "fp", artifact("entry")));
+      REQUIRE(
+          writer.store(EntryRef(key_for(1000 + i), "fp"), artifact("entry")));
   }
   DiskCache verifier(dir.path, "", 0, nullptr);
   DiskCache pruner(dir.path, "", 0, nullptr);
@@ -420,21 +417,23 @@ TEST_CASE(
   DiskCache cache(dir.path, "", 0, &log.logger);
   cache.set_lock_wait(std::chrono::milliseconds(100));
   const CompileKey key = key_for(60);
-  auto first = cache.claim(key, "fp");
+  auto first = cache.claim(EntryRef(key, "fp"));
   REQUIRE(first);
-  CHECK_FALSE(cache.claim(key, "fp"));  // flock conflicts across descriptors
+  CHECK_FALSE(
+      cache.claim(EntryRef(key, "fp")));  // flock conflicts across descriptors
   REQUIRE_FALSE(log.lines.empty());
   CHECK(log.lines.back().find("compiling it here too") != std::string::npos);
-  CHECK(cache.claim(key_for(61), "fp"));  // other keys are not held up
+  CHECK(
+      cache.claim(EntryRef(key_for(61), "fp")));  // other keys are not held up
   first.reset();
-  CHECK(cache.claim(key, "fp"));
+  CHECK(cache.claim(EntryRef(key, "fp")));
 
   // A process that dies holding a claim leaves its lock file behind, but
   // not its lock.
   const pid_t pid = fork();
   if (pid == 0) {
     DiskCache child(dir.path, "", 0, nullptr);
-    auto held = child.claim(key, "fp");
+    auto held = child.claim(EntryRef(key, "fp"));
     _exit(held ? 0 : 1);  // no destructor: the file stays
   }
   int status = 0;
@@ -442,7 +441,7 @@ TEST_CASE(
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
   cache.set_lock_wait(std::chrono::minutes(10));  // would hang a test run
-  CHECK(cache.claim(key, "fp"));
+  CHECK(cache.claim(EntryRef(key, "fp")));
 }
 
 TEST_CASE(
@@ -481,15 +480,15 @@ TEST_CASE(
     return CompileKey("ns.k", "impl", target, params);
   };
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(cache.store(key(i, "cuda:sm_90"), "fp", artifact("a")));
-    REQUIRE(cache.store(key(i, "hip:gfx942"), "fp", artifact("b")));
+    REQUIRE(cache.store(EntryRef(key(i, "cuda:sm_90"), "fp"), artifact("a")));
+    REQUIRE(cache.store(EntryRef(key(i, "hip:gfx942"), "fp"), artifact("b")));
   }
   const fs::path corrupt_path = cache.entry_path(key(9, "cuda:sm_90"), "fp");
   fs::create_directories(corrupt_path.parent_path());
   std::ofstream(corrupt_path, std::ios::binary) << "garbage";
   {
     DiskCache sys(system.path, "", 0, nullptr);
-    REQUIRE(sys.store(key(5, "cuda:sm_90"), "fp", artifact("s")));
+    REQUIRE(sys.store(EntryRef(key(5, "cuda:sm_90"), "fp"), artifact("s")));
   }
   std::map<std::string, int> seen;
   int corrupt = 0, in_system = 0;
@@ -537,5 +536,5 @@ TEST_CASE(
   REQUIRE(identity);
   CHECK(cache.put_entry(*identity, bytes) == DiskCache::Put::written);
   CHECK(cache.put_entry(*identity, bytes) == DiskCache::Put::present);
-  CHECK(cache.load(key, "fp", nullptr)->binary == "put");
+  CHECK(cache.load(EntryRef(key, "fp")).artifact->binary == "put");
 }

@@ -14,6 +14,7 @@
 
 using namespace jitwarm;
 using jitwarm::detail::DiskCache;
+using jitwarm::detail::EntryRef;
 using jitwarm::test::TempDir;
 
 namespace {
@@ -58,7 +59,7 @@ struct Cache {
   TempDir dir{"miss"};
   DiskCache disk{dir.path, "", 0, nullptr};
   void put(const CompileKey& key, const std::string& fingerprint) {
-    REQUIRE(disk.store(key, fingerprint, artifact()));
+    REQUIRE(disk.store(EntryRef(key, fingerprint), artifact()));
   }
   MissExplanation explain(
       const std::string& fingerprint = GpuFingerprint{}.text()) {
@@ -222,7 +223,8 @@ TEST_CASE(
   TempDir system("miss-system");
   GpuFingerprint entry;
   entry.options = "-O2";
-  DiskCache(system.path, "", 0, nullptr).store(kKey, entry.text(), artifact());
+  DiskCache(system.path, "", 0, nullptr)
+      .store(EntryRef(kKey, entry.text()), artifact());
   TempDir user("miss-user");
   const DiskCache disk(user.path, system.path, 0, nullptr);
   const MissExplanation e =
@@ -289,7 +291,7 @@ TEST_CASE(
     // Two of them cached by an older build of the plugin.
     DiskCache disk(dir.path, "", 0, nullptr);
     for (std::size_t i = 0; i < 2; ++i)
-      REQUIRE(disk.store(plan[i], "fake-scale-v0", artifact()));
+      REQUIRE(disk.store(EntryRef(plan[i], "fake-scale-v0"), artifact()));
     const MissExplanation before = first.runtime.explain_miss(plan[0]);
     CHECK_FALSE(before.would_hit);
     CHECK(factor_names(before) == Names{"fingerprint line"});

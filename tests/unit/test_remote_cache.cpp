@@ -97,7 +97,7 @@ struct Machine {
     return cache.get_or_compile(key_for(n), compiler(compiles, n)).compiled;
   }
   std::string value_name(int n) const {
-    return RedisCache::value_name(key_for(n), "nvrtc 13.0");
+    return RedisCache::value_name(EntryRef(key_for(n), "nvrtc 13.0"));
   }
 };
 

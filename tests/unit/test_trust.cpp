@@ -340,7 +340,7 @@ TEST_CASE(
   {
     DiskCache cache(source.path, "", 0, nullptr);
     for (int i = 0; i < 3; ++i)
-      REQUIRE(cache.store(key_for(i), "fp", artifact(i)));
+      REQUIRE(cache.store(EntryRef(key_for(i), "fp"), artifact(i)));
   }
   RuntimeOptions exporting;
   exporting.cache_dir = source.path.string();
@@ -402,9 +402,9 @@ TEST_CASE(
   DiskCache node(target, "", 0, nullptr);
   node.set_trust(trust);
   for (int i = 0; i < 3; ++i) {
-    bool was_rejected = false;
-    CHECK(node.load(key_for(i), "fp", &was_rejected));
-    CHECK_FALSE(was_rejected);
+    const TierLoad loaded = node.load(EntryRef(key_for(i), "fp"));
+    CHECK(loaded.artifact);
+    CHECK_FALSE(loaded.rejected());
   }
 
   // A node that imported the forged bundle without trust still refuses
@@ -415,11 +415,11 @@ TEST_CASE(
   import_cache_bundle(forged.string(), o);
   DiskCache strict(lax.path, "", 0, nullptr);
   strict.set_trust(trust);
-  ArtifactStore::LoadReport report;
-  CHECK_FALSE(strict.load_reporting(key_for(1), "fp", report));
-  CHECK(report.rejected_disk);
-  CHECK(report.disk_reason == RejectReason::bad_signature);
-  CHECK(strict.load(key_for(0), "fp", nullptr));
+  const TierLoad report = strict.load(EntryRef(key_for(1), "fp"));
+  CHECK_FALSE(report.artifact);
+  CHECK(report.rejected_in(CacheTier::disk));
+  CHECK(report.rejected_in(CacheTier::disk) == RejectReason::bad_signature);
+  CHECK(strict.load(EntryRef(key_for(0), "fp")).artifact);
 }
 
 TEST_CASE(
