@@ -8,8 +8,8 @@
 // file truncated between this check and dlopen is not covered: plugin
 // directories are not written while loading.)
 //
-// It reads the file's headers only; it must not open the library or run
-// anything of it.
+// It reads the file's headers only (support/elf_reader.hpp); it must not
+// open the library or run anything of it.
 #pragma once
 
 #include <string>
