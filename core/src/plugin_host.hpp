@@ -1,4 +1,4 @@
-// The plugin host: a runtime's side of plugin loading (plugin_loader.cpp):
+// The plugin host: a runtime's side of plugin loading (plugin_host.cpp):
 // finding candidates, probing them first where asked (plugin_probe.hpp),
 // loading, the handshake, and committing each plugin's staged
 // registration, every outcome a record in the load history.

@@ -1,10 +1,11 @@
-// A minimal ELF64 reader for device binaries: the machine field, the
-// sections (name, where their bytes lie), the symbols (name, type, value)
-// and the relocations with addends. CUBINs
-// (EM_CUDA = 190) and AMD code objects (EM_AMDGPU = 224) are ELF64
-// little-endian. Tests check a compile produced the lowered name; the HIP
-// plugin finds the kernel each name expression instantiated by its symbol,
-// or through the relocation of a marker that points to it.
+// The symbols of device binaries: the machine field, the sections (name,
+// where their bytes lie), the symbols (name, type, value) and the
+// relocations with addends, read through the one ELF reader
+// (support/elf_reader.hpp). CUBINs (EM_CUDA = 190) and AMD code objects
+// (EM_AMDGPU = 224) are ELF64 little-endian. Tests check a compile produced
+// the lowered name; the HIP plugin finds the kernel each name expression
+// instantiated by its symbol, or through the relocation of a marker that
+// points to it.
 #pragma once
 
 #include <cstdint>
