@@ -20,6 +20,8 @@ class FileDescriptor {
   int get() const { return fd_; }
   // Closes now: ::close's result.
   int close() { return ::close(std::exchange(fd_, -1)); }
+  // Hands the descriptor to the caller, who closes it.
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;

@@ -12,20 +12,16 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <optional>
 #include <stdexcept>
+
+#include "child_process.hpp"
 
 namespace jitwarm::detail {
 namespace {
@@ -41,37 +37,14 @@ Clock::duration to_duration(double seconds) {
       std::chrono::duration<double>(seconds));
 }
 
-// Sends all of `text`; false when the other side is gone. MSG_NOSIGNAL: a
-// dead peer must not raise SIGPIPE in either process.
-bool send_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t sent = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    text.remove_prefix(static_cast<std::size_t>(sent));
-  }
-  return true;
-}
-
 // Reads lines from a blocking descriptor.
 class LineReader {
  public:
   explicit LineReader(int fd) : fd_(fd) {}
   std::optional<std::string> next() {
     for (;;) {
-      if (const auto newline = buffer_.find('\n');
-          newline != std::string::npos) {
-        std::string line = buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        return line;
-      }
-      char chunk[4096];
-      const ssize_t got = ::read(fd_, chunk, sizeof chunk);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return std::nullopt;
-      buffer_.append(chunk, static_cast<std::size_t>(got));
+      if (std::optional<std::string> line = take_line(buffer_)) return line;
+      if (!read_some(fd_, buffer_)) return std::nullopt;
     }
   }
 
@@ -80,65 +53,16 @@ class LineReader {
   std::string buffer_;
 };
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) {
-    const int signal_number = WTERMSIG(status);
-    return fmt::format("killed by signal {} ({})", signal_number,
-                       strsignal(signal_number));
-  }
-  if (WIFEXITED(status)) {
-    return fmt::format("exited with status {}", WEXITSTATUS(status));
-  }
-  return fmt::format("ended with wait status {}", status);
-}
-
-// Waits for a child, killing it if it has not exited within `grace`.
-int reap(pid_t pid, Clock::duration grace) {
-  const auto deadline = Clock::now() + grace;
-  int status = 0;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return 0;
-    if (Clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return status;
-    }
-    ::usleep(1000);
-  }
-}
-
-// Before fork: buffered output would otherwise be written twice.
-void flush_output() {
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-}
-
 // One line of JSON. Text from plugins (messages, logs) is not always valid
 // UTF-8: invalid bytes become U+FFFD instead of failing the result.
 std::string json_line(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The worker's side: never returns.
-[[noreturn]] void worker_main(int fd, pid_t parent, const WorkerSetup& setup,
-                              int parent_death_signal) {
-  // Die with the parent, so a killed run leaves no workers behind.
-  ::prctl(PR_SET_PDEATHSIG, parent_death_signal);
-  if (::getppid() != parent) ::_exit(0);
-  // A crashing kernel must end the worker by its signal, so the parent can
-  // name it: drop the handlers the host process installed (a test
-  // framework's, a sanitizer's) and let nothing stay blocked.
-  for (const int crash_signal :
-       {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
-    ::signal(crash_signal, SIG_DFL);
-  }
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+// The worker's side, in a child of the supervisor (child_process.hpp: it
+// dies with the parent, so a killed run leaves no workers behind, and a
+// crashing kernel ends it by its signal, which the parent names).
+void worker_main(int fd, const WorkerSetup& setup) {
   ItemRunner runner;
   std::string setup_error;
   try {
@@ -167,19 +91,14 @@ std::string json_line(const nlohmann::json& value) {
         reply = "error \"unknown exception\"\n";
       }
     }
-    flush_output();
+    flush_buffered_output();
     if (!send_all(fd, reply)) break;
     if (!setup_error.empty()) break;  // a new worker may set up better
   }
-  flush_output();
-  // _exit: no static destructors of the parent's objects, no plugin or
-  // driver teardown racing the parent.
-  ::_exit(0);
 }
 
 struct Worker {
-  pid_t pid = -1;
-  int fd = -1;
+  ChildProcess process;
   std::string inbox;
   std::optional<std::size_t> item;  // in flight
   bool started = false;             // "start" received for it
@@ -231,32 +150,20 @@ class Supervisor {
 
  private:
   void spawn(Worker& worker) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) {
-      throw std::runtime_error(
-          fmt::format("socketpair failed: {}", std::strerror(errno)));
-    }
-    flush_output();
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(pair[0]);
-      ::close(pair[1]);
-      throw std::runtime_error(
-          fmt::format("fork failed: {}", std::strerror(errno)));
-    }
-    if (pid == 0) {
-      ::close(pair[0]);
-      // Other workers' sockets belong to the parent only.
-      for (const Worker& other : workers_) {
-        if (other.fd >= 0) ::close(other.fd);
-      }
-      worker_main(pair[1], parent, setup_, options_.parent_death_signal);
-    }
-    ::close(pair[1]);
+    ChildProcess process = ChildProcess::fork(
+        ChildChannel::both_ways,
+        [this](int fd) {
+          // Other workers' sockets belong to the parent only.
+          for (const Worker& other : workers_) {
+            if (other.process.channel_fd() >= 0) {
+              ::close(other.process.channel_fd());
+            }
+          }
+          worker_main(fd, setup_);
+        },
+        options_.parent_death_signal);
     worker = Worker{};
-    worker.pid = pid;
-    worker.fd = pair[0];
+    worker.process = std::move(process);
   }
 
   // The schedule's next item to this worker, or its retirement.
@@ -277,19 +184,17 @@ class Supervisor {
         (worker.first_item ? options_.setup_allowance_seconds : 0);
     worker.deadline = worker.item_start + to_duration(allowance);
     worker.first_item = false;
-    if (!send_all(worker.fd, fmt::format("{}\n", item))) {
+    if (!worker.process.send(fmt::format("{}\n", item))) {
       // Gone before it took the item: the read side will see the EOF and
       // report it as a crash of this item.
     }
   }
 
   void retire(Worker& worker) {
-    if (worker.pid < 0) return;
-    send_all(worker.fd, "quit\n");
-    ::close(worker.fd);
-    reap(worker.pid, std::chrono::seconds(5));
-    worker.pid = -1;
-    worker.fd = -1;
+    if (!worker.process.has_child()) return;
+    worker.process.send("quit\n");
+    worker.process.close_channel();
+    worker.process.reap_within(std::chrono::seconds(5));
   }
 
   void finish(Worker& worker, ItemEndKind kind, nlohmann::json result,
@@ -310,29 +215,23 @@ class Supervisor {
   // the new one the next item, if any.
   void replace(Worker& worker) {
     const std::optional<std::size_t> item = schedule_.next();
-    if (!item) {
-      worker.pid = -1;
-      worker.fd = -1;
-      return;
-    }
+    if (!item) return;
     spawn(worker);
     assign(worker, *item);
   }
 
   void on_worker_gone(Worker& worker) {
-    ::close(worker.fd);
-    const int status = reap(worker.pid, std::chrono::seconds(5));
+    worker.process.close_channel();
+    const ChildEnd end = worker.process.reap_within(std::chrono::seconds(5));
     if (worker.item) {
       finish(worker, ItemEndKind::crashed, nullptr,
-             fmt::format("the worker process {} {}", describe_exit(status),
+             fmt::format("the worker process {} {}", end.describe(),
                          worker.started
                              ? fmt::format("during the {}", options_.item_noun)
                              : fmt::format("before the {} started (in its "
                                            "setup)",
                                            options_.item_noun)));
     }
-    worker.pid = -1;
-    worker.fd = -1;
     replace(worker);
   }
 
@@ -383,7 +282,7 @@ class Supervisor {
     auto earliest = Clock::time_point::max();
     for (Worker& worker : workers_) {
       if (!worker.item) continue;
-      fds.push_back(pollfd{worker.fd, POLLIN, 0});
+      fds.push_back(pollfd{worker.process.channel_fd(), POLLIN, 0});
       owners.push_back(&worker);
       earliest = std::min(earliest, worker.deadline);
     }
@@ -398,32 +297,28 @@ class Supervisor {
     }
     for (std::size_t i = 0; i < fds.size(); ++i) {
       Worker& worker = *owners[i];
-      if (fds[i].revents == 0 || worker.fd != fds[i].fd) continue;
-      char chunk[65536];
-      const ssize_t got = ::read(worker.fd, chunk, sizeof chunk);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
+      if (fds[i].revents == 0 || worker.process.channel_fd() != fds[i].fd) {
+        continue;
+      }
+      if (!worker.process.read_some(worker.inbox)) {
         on_worker_gone(worker);
         continue;
       }
-      worker.inbox.append(chunk, static_cast<std::size_t>(got));
-      std::size_t newline;
-      while (worker.pid >= 0 &&
-             (newline = worker.inbox.find('\n')) != std::string::npos) {
-        const std::string line = worker.inbox.substr(0, newline);
-        worker.inbox.erase(0, newline + 1);
-        const int fd_before = worker.fd;
-        on_line(worker, line);
+      while (worker.process.has_child()) {
+        const std::optional<std::string> line = take_line(worker.inbox);
+        if (!line) break;
+        const int fd_before = worker.process.channel_fd();
+        on_line(worker, *line);
         // A replaced worker starts with an empty inbox.
-        if (worker.fd != fd_before) break;
+        if (worker.process.channel_fd() != fd_before) break;
       }
     }
     const auto now = Clock::now();
     for (Worker& worker : workers_) {
       if (!worker.item || now < worker.deadline) continue;
-      ::kill(worker.pid, SIGKILL);
-      ::close(worker.fd);
-      reap(worker.pid, std::chrono::seconds(5));
+      worker.process.kill();
+      worker.process.close_channel();
+      worker.process.reap_within(std::chrono::seconds(5));
       const double limit = worker.started
                                ? options_.item_timeout_seconds
                                : options_.item_timeout_seconds +
@@ -432,8 +327,6 @@ class Supervisor {
              fmt::format(
                  "ran past the {:g} s timeout{}; its worker was killed", limit,
                  worker.started ? "" : " (the worker never started it)"));
-      worker.pid = -1;
-      worker.fd = -1;
       replace(worker);
     }
   }

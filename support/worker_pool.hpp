@@ -3,7 +3,8 @@
 // conformance runner's cases and
 // process-parallel warmup's batches (warmup_execution.cpp).
 //
-// Owns the worker lifecycle and its pipe protocol. The parent forks
+// Owns the worker lifecycle and its pipe protocol; starting, killing and
+// reaping a worker are child_process.hpp's. The parent forks
 // workers (it has touched no device and loaded no plugin: plan.hpp); each
 // worker runs `setup` once (load plugins, create a runtime) and then many
 // items, announcing "start" before each and sending its result after. The

@@ -10,24 +10,20 @@
 // stage it named.
 #include "plugin_probe.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jitwarm/jitwarm.hpp>
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
+#include <optional>
 #include <string_view>
+#include <system_error>
 
+#include "child_process.hpp"
 #include "runtime_impl.hpp"
 
 namespace jitwarm::detail {
@@ -51,20 +47,14 @@ void write_line(int fd, std::string_view line) noexcept {
 }
 
 // The child: loads and unloads candidates [first, end) in turn, each in a
-// runtime of its own with no caches and no log, then leaves without running
-// the host's exit handlers (they belong to the parent).
-[[noreturn]] void run_probe_child(int fd,
-                                  const std::vector<std::string>& candidates,
-                                  std::size_t first) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // A plugin that crashes here must die of its signal, which the parent
-  // names: the host's crash handlers (a test framework's, Python's
-  // faulthandler, a server's reporter) would otherwise report the probe's
-  // expected death as the host's own crash.
-  for (const int fatal :
-       {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) {
-    ::signal(fatal, SIG_DFL);
-  }
+// runtime of its own with no caches and no log. It is the supervisor's
+// child (child_process.hpp), so a plugin that crashes here dies of its
+// signal, which the parent names: the host's crash handlers (a test
+// framework's, Python's faulthandler, a server's reporter) would otherwise
+// report the probe's expected death as the host's own crash. It leaves
+// without running the host's exit handlers (they belong to the parent).
+void run_probe_child(int fd, const std::vector<std::string>& candidates,
+                     std::size_t first) {
   g_stage_fd = fd;
   for (std::size_t i = first; i < candidates.size(); ++i) {
     write_line(fd, fmt::format("begin {}", i));
@@ -80,8 +70,6 @@ void write_line(int fd, std::string_view line) noexcept {
     }
     write_line(fd, fmt::format("end {}", i));
   }
-  std::fflush(nullptr);
-  ::_exit(0);
 }
 
 // "SIGSEGV" for 11.
@@ -95,9 +83,11 @@ bool is_unload_stage(std::string_view stage) {
   return stage == "unregister_all" || stage == "shutdown";
 }
 
-// Why the candidate whose probe ended so must not be loaded.
-std::string describe_death(int status, bool timed_out, double timeout_seconds,
-                           const std::string& stage) {
+// Why the candidate whose probe ended so must not be loaded. A crash names
+// its signal by its abbreviation (the documented and tested texts of
+// plugin_probe.hpp); an exit is worded as ChildEnd words it.
+std::string describe_death(const ChildEnd& end, bool timed_out,
+                           double timeout_seconds, const std::string& stage) {
   const std::string phase =
       is_unload_stage(stage) ? "while unloading" : "while loading";
   const std::string where =
@@ -106,16 +96,11 @@ std::string describe_death(int status, bool timed_out, double timeout_seconds,
     return fmt::format("timed out after {:g} s {}, in {}", timeout_seconds,
                        phase, where);
   }
-  if (WIFSIGNALED(status)) {
+  if (const std::optional<int> signal_number = end.signal()) {
     return fmt::format("crashed {}: {} in {}", phase,
-                       signal_name(WTERMSIG(status)), where);
+                       signal_name(*signal_number), where);
   }
-  if (WIFEXITED(status)) {
-    return fmt::format("exited with status {} {}, in {}", WEXITSTATUS(status),
-                       phase, where);
-  }
-  return fmt::format("ended with wait status {} {}, in {}", status, phase,
-                     where);
+  return fmt::format("{} {}, in {}", end.describe(), phase, where);
 }
 
 struct ChildWatch {
@@ -128,53 +113,34 @@ struct ChildWatch {
 
 // Reads the child's lines until the pipe closes, or until the candidate in
 // progress runs past the bound (then kills the child).
-void watch_child(int fd, pid_t pid, double timeout_seconds, ChildWatch& w) {
+void watch_child(const ChildProcess& child, double timeout_seconds,
+                 ChildWatch& w) {
   const auto bound = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(timeout_seconds));
   auto deadline = Clock::now() + bound;
   std::string buffer;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Clock::now());
-    if (left.count() <= 0) {
+    if (!child.wait_readable(deadline)) {
       w.timed_out = true;
-      ::kill(pid, SIGKILL);
+      child.kill();
       return;
     }
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) continue;  // the deadline check above decides
-    char chunk[4096];
-    const ssize_t got = ::read(fd, chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return;  // the child is gone (or finished)
-    buffer.append(chunk, static_cast<std::size_t>(got));
-    for (auto newline = buffer.find('\n'); newline != std::string::npos;
-         newline = buffer.find('\n')) {
-      const std::string line = buffer.substr(0, newline);
-      buffer.erase(0, newline + 1);
-      if (line.starts_with("begin ")) {
-        w.current = std::stoul(line.substr(6));
+    if (!child.read_some(buffer)) return;  // the child is gone (or finished)
+    while (const std::optional<std::string> line = take_line(buffer)) {
+      if (line->starts_with("begin ")) {
+        w.current = std::stoul(line->substr(6));
         w.stage.clear();
         w.progressed = true;
         deadline = Clock::now() + bound;
-      } else if (line.starts_with("stage ")) {
-        w.stage = line.substr(6);
-      } else if (line.starts_with("end ")) {
-        w.next = std::stoul(line.substr(4)) + 1;
+      } else if (line->starts_with("stage ")) {
+        w.stage = line->substr(6);
+      } else if (line->starts_with("end ")) {
+        w.next = std::stoul(line->substr(4)) + 1;
         w.current.reset();
         deadline = Clock::now() + bound;
       }
     }
   }
-}
-
-int reap(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
 }
 
 }  // namespace
@@ -201,41 +167,29 @@ std::vector<std::optional<std::string>> probe_plugins(
   std::vector<std::optional<std::string>> fates(candidates.size());
   std::size_t next = 0;
   while (next < candidates.size()) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      throw Error(JW_ERROR_IO, fmt::format("cannot probe plugins: pipe: {}",
-                                           std::strerror(errno)));
+    ChildProcess child;
+    try {
+      child = ChildProcess::fork(ChildChannel::from_child, [&](int fd) {
+        run_probe_child(fd, candidates, next);
+      });
+    } catch (const std::system_error& e) {
+      throw Error(JW_ERROR_IO,
+                  fmt::format("cannot probe plugins: {}", e.what()));
     }
-    // Buffered output would otherwise be written twice.
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-      throw Error(JW_ERROR_IO, fmt::format("cannot probe plugins: fork: {}",
-                                           std::strerror(errno)));
-    }
-    if (pid == 0) {
-      ::close(fds[0]);
-      run_probe_child(fds[1], candidates, next);
-    }
-    ::close(fds[1]);
     ChildWatch watch;
     watch.next = next;
-    watch_child(fds[0], pid, timeout_seconds, watch);
-    ::close(fds[0]);
-    const int status = reap(pid);
+    watch_child(child, timeout_seconds, watch);
+    child.close_channel();
+    const ChildEnd end = child.reap();
     if (watch.current) {
       fates[*watch.current] =
-          describe_death(status, watch.timed_out, timeout_seconds, watch.stage);
+          describe_death(end, watch.timed_out, timeout_seconds, watch.stage);
       next = *watch.current + 1;
     } else if (!watch.progressed && watch.next < candidates.size()) {
       // The child died before it began: say so for the candidate it was
       // given rather than start it again and again.
       fates[watch.next] =
-          describe_death(status, watch.timed_out, timeout_seconds, "");
+          describe_death(end, watch.timed_out, timeout_seconds, "");
       next = watch.next + 1;
     } else {
       next = watch.next;

@@ -5,10 +5,10 @@
 
 #include <jitwarm/plugin.hpp>
 
-#include "child_process.hpp"
 #include "code_object.hpp"
 #include "hip_libraries.hpp"
 #include "hip_target.hpp"
+#include "run_child_process.hpp"
 #include "temporary_directory.hpp"
 
 #include <unistd.h>

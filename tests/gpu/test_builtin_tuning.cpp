@@ -15,7 +15,7 @@
 #include "kernel_instantiation.hpp"
 #include "kernel_set.hpp"
 #include "launch_plan.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 #include <filesystem>
 #include <set>
@@ -34,7 +34,7 @@ constexpr const char* kSiluAndMul =
 // JITWARM_KERNEL_PATH kernels out, and no cache directory makes every key a
 // real compile.
 struct TuningRuntime {
-  test::TempDir kernels{"kernels"};
+  detail::TemporaryDirectory kernels{"jitwarm-kernels-"};
   std::unique_ptr<Runtime> runtime;
   TuningRuntime() {
     RuntimeOptions options;
@@ -48,7 +48,7 @@ struct TuningRuntime {
     for (const char* plugin : {CUDA_PLUGIN, HIP_PLUGIN, REFERENCE_PLUGIN}) {
       load.bundled_directories.push_back(fs::path(plugin).parent_path());
     }
-    load.kernel_path = {kernels.path.string()};
+    load.kernel_path = {kernels.path().string()};
     runtime->load_plugins(load);
   }
 };

@@ -1,7 +1,7 @@
-// run_child_process (plugins/hip/child_process): exit status, signals,
+// run_child_process (plugins/hip/run_child_process): exit status, signals,
 // combined output, working directory, start failures, and concurrent runs
 // (the output pipe must not leak into other children).
-#include "child_process.hpp"
+#include "run_child_process.hpp"
 
 #include <doctest/doctest.h>
 

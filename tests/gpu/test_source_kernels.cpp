@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -31,8 +31,8 @@ std::string read_file(const fs::path& path) {
 
 // A kernel directory of its own, removed at the end.
 struct KernelDirectory {
-  test::TempDir directory{"kernels"};
-  const fs::path& path = directory.path;
+  detail::TemporaryDirectory directory{"jitwarm-kernels-"};
+  const fs::path& path = directory.path();
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
   }

@@ -7,7 +7,7 @@
 #include <jitwarm/jitwarm.hpp>
 
 #include "redis_server.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 #include <doctest/doctest.h>
 
@@ -37,12 +37,12 @@ std::string read_file(const fs::path& path) {
 
 // The example kernel, and a copy of it whose block size is a choice.
 struct Kernels {
-  test::TempDir directory{"tuning-kernels"};
+  detail::TemporaryDirectory directory{"jitwarm-tuning-kernels-"};
   Kernels() {
     const fs::path example = EXAMPLE_KERNEL_DIR;
-    std::ofstream(directory.path / "scale.cu")
+    std::ofstream(directory.path() / "scale.cu")
         << read_file(example / "scale.cu");
-    std::ofstream(directory.path / "scale.toml")
+    std::ofstream(directory.path() / "scale.toml")
         << read_file(example / "scale.toml");
     std::string tunable = read_file(example / "scale.toml");
     tunable.replace(tunable.find(kPlain), std::string(kPlain).size(), kTunable);
@@ -54,7 +54,7 @@ struct Kernels {
                     "block = [\"threads\"]");
     tunable.replace(tunable.find("ceil_div(n, 256)"), 16,
                     "ceil_div(n, threads)");
-    std::ofstream(directory.path / "tunable_scale.toml") << tunable;
+    std::ofstream(directory.path() / "tunable_scale.toml") << tunable;
   }
 };
 
@@ -67,7 +67,7 @@ std::unique_ptr<Runtime> runtime_with(const Kernels& kernels,
   PluginLoadOptions load;
   load.search_path = {CUDA_PLUGIN};
   load.bundled_directories = {fs::path(CUDA_PLUGIN).parent_path().string()};
-  load.kernel_path = {kernels.directory.path.string()};
+  load.kernel_path = {kernels.directory.path().string()};
   runtime->load_plugins(load);
   return runtime;
 }
@@ -141,10 +141,10 @@ TEST_CASE(
     "stored for the device's kind, and a new runtime sharing the cache "
     "launches and warms it without measuring") {
   Kernels kernels;
-  test::TempDir cache{"tuning-cache"};
+  detail::TemporaryDirectory cache{"jitwarm-tuning-cache-"};
   CompileKey untuned("", "", "", {});
   {
-    auto runtime = runtime_on(kernels, cache.path);
+    auto runtime = runtime_on(kernels, cache.path());
     CHECK(runtime->device_kind("cuda", 0) == kModelDevice);
     ScaleOnDevice scale(*runtime);
     untuned = runtime->kernel(kTunable).key_for(scale.args());
@@ -184,7 +184,7 @@ TEST_CASE(
 
   // A fresh runtime on the same cache: the result comes from disk, and a
   // launch compiles the winner only.
-  auto fresh = runtime_on(kernels, cache.path);
+  auto fresh = runtime_on(kernels, cache.path());
   const std::optional<TuneResult> loaded =
       fresh->tune_result(untuned, kModelDevice);
   REQUIRE(loaded.has_value());
@@ -234,8 +234,8 @@ TEST_CASE(
     "given a runtime that already launched a tunable key, when it tunes it, "
     "then its next launch prepares again and runs the winner") {
   Kernels kernels;
-  test::TempDir cache{"tuning-cache"};
-  auto runtime = runtime_on(kernels, cache.path);
+  detail::TemporaryDirectory cache{"jitwarm-tuning-cache-"};
+  auto runtime = runtime_on(kernels, cache.path());
   ScaleOnDevice scale(*runtime);
   const KernelHandle kernel = runtime->kernel(kTunable);
   const CompileKey untuned = kernel.key_for(scale.args());
@@ -268,18 +268,18 @@ TEST_CASE(
   TuneOptions options = favourite.options();
 
   SUBCASE("the system layer") {
-    test::TempDir tuned{"tuning-system"};
-    test::TempDir own{"tuning-own"};
+    detail::TemporaryDirectory tuned{"jitwarm-tuning-system-"};
+    detail::TemporaryDirectory own{"jitwarm-tuning-own-"};
     CompileKey untuned("", "", "", {});
     {
-      auto runtime = runtime_on(kernels, tuned.path);
+      auto runtime = runtime_on(kernels, tuned.path());
       ScaleOnDevice scale(*runtime);
       untuned = runtime->kernel(kTunable).key_for(scale.args());
       REQUIRE(runtime->tune(kTunable, scale.args(), options).stored);
     }
     RuntimeOptions reader;
-    reader.cache_dir = own.path.string();
-    reader.system_cache_dir = tuned.path.string();
+    reader.cache_dir = own.path().string();
+    reader.system_cache_dir = tuned.path().string();
     reader.no_remote_cache = true;
     auto runtime = runtime_with(kernels, reader);
     const std::optional<TuneResult> found =
@@ -323,12 +323,12 @@ TEST_CASE(
     "given a tuning result, then it travels in a cache bundle to another "
     "cache, where a launch uses it") {
   Kernels kernels;
-  test::TempDir cache{"tuning-cache"};
-  test::TempDir other{"tuning-other"};
-  test::TempDir bundle_dir{"tuning-bundle"};
+  detail::TemporaryDirectory cache{"jitwarm-tuning-cache-"};
+  detail::TemporaryDirectory other{"jitwarm-tuning-other-"};
+  detail::TemporaryDirectory bundle_dir{"jitwarm-tuning-bundle-"};
   CompileKey untuned("", "", "", {});
   {
-    auto runtime = runtime_on(kernels, cache.path);
+    auto runtime = runtime_on(kernels, cache.path());
     ScaleOnDevice scale(*runtime);
     untuned = runtime->kernel(kTunable).key_for(scale.args());
     FavouriteMeasure favourite{{{"threads", 128}}, {}};
@@ -336,14 +336,14 @@ TEST_CASE(
     REQUIRE(runtime->tune(kTunable, scale.args(), options).stored);
   }
   RuntimeOptions from;
-  from.cache_dir = cache.path.string();
+  from.cache_dir = cache.path().string();
   RuntimeOptions to;
-  to.cache_dir = other.path.string();
-  const std::string bundle = (bundle_dir.path / "fleet.jwb").string();
+  to.cache_dir = other.path().string();
+  const std::string bundle = (bundle_dir.path() / "fleet.jwb").string();
   export_cache_bundle(bundle, {}, from);
   import_cache_bundle(bundle, to);
 
-  auto elsewhere = runtime_on(kernels, other.path);
+  auto elsewhere = runtime_on(kernels, other.path());
   const std::optional<TuneResult> found =
       elsewhere->tune_result(untuned, kModelDevice);
   REQUIRE(found.has_value());
@@ -357,8 +357,8 @@ TEST_CASE(
     "given the default config is fastest, then launches use the untuned "
     "key's binary, with no second entry for the same code") {
   Kernels kernels;
-  test::TempDir cache{"tuning-cache"};
-  auto runtime = runtime_on(kernels, cache.path);
+  detail::TemporaryDirectory cache{"jitwarm-tuning-cache-"};
+  auto runtime = runtime_on(kernels, cache.path());
   ScaleOnDevice scale(*runtime);
   const CompileKey untuned = runtime->kernel(kTunable).key_for(scale.args());
   FavouriteMeasure favourite{{{"threads", 256}}, {}};
@@ -367,7 +367,7 @@ TEST_CASE(
         TuneConfig{{"threads", 256}});
   CHECK_FALSE(runtime->is_cached(untuned.with_config({{"threads", 256}})));
 
-  auto fresh = runtime_on(kernels, cache.path);
+  auto fresh = runtime_on(kernels, cache.path());
   ScaleOnDevice again(*fresh);
   fresh->kernel(kTunable).launch(again.args());
   CHECK(fresh->is_cached(untuned));
@@ -382,8 +382,8 @@ TEST_CASE(
     "given candidates that fail, then each failure is its candidate's, the "
     "others still compete, and tuning fails only when none ran") {
   Kernels kernels;
-  test::TempDir cache{"tuning-cache"};
-  auto runtime = runtime_on(kernels, cache.path);
+  detail::TemporaryDirectory cache{"jitwarm-tuning-cache-"};
+  auto runtime = runtime_on(kernels, cache.path());
   ScaleOnDevice scale(*runtime);
 
   TuneOptions options;
@@ -426,8 +426,8 @@ TEST_CASE(
     "given a kernel without [tune], then tuning it is refused naming why, "
     "and a launch counts only its own compile") {
   Kernels kernels;
-  test::TempDir cache{"tuning-cache"};
-  auto runtime = runtime_on(kernels, cache.path);
+  detail::TemporaryDirectory cache{"jitwarm-tuning-cache-"};
+  auto runtime = runtime_on(kernels, cache.path());
   ScaleOnDevice scale(*runtime);
   try {
     runtime->tune(kPlain, scale.args());

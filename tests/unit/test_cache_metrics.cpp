@@ -18,11 +18,11 @@
 #include "disk_cache.hpp"
 #include "jit_monitor.hpp"
 #include "remote_cache.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
 using namespace jitwarm::detail;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 
 namespace {
 
@@ -130,11 +130,11 @@ TEST_CASE(
     "given warmup, seal, a compile after seal, a refused compile, a Redis "
     "server that is not there and a corrupt disk entry, then the metrics "
     "count each exactly") {
-  TempDir dir("metrics");
+  TemporaryDirectory dir("jitwarm-metrics-");
   std::vector<std::string> log;
   const Logger logger(
       [&](jw_log_level, const std::string& m) { log.push_back(m); });
-  auto disk = std::make_shared<DiskCache>(dir.path, "", 0, &logger);
+  auto disk = std::make_shared<DiskCache>(dir.path(), "", 0, &logger);
   RedisEndpoint nowhere;
   nowhere.host = "127.0.0.1";
   nowhere.port = 1;  // nothing listens there: connection refused

@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "redis_url.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
 using namespace jitwarm::detail;
@@ -253,9 +253,9 @@ TEST_CASE(
     "given trust settings, then options beat variables, a comma-separated "
     "list of keys and files reads as every key, and bad values name their "
     "setting") {
-  jitwarm::test::TempDir dir("settings-keys");
-  const CacheKeyPair a = write_cache_key_pair((dir.path / "a.key").string());
-  const CacheKeyPair b = write_cache_key_pair((dir.path / "b.key").string());
+  jitwarm::detail::TemporaryDirectory dir("jitwarm-settings-keys-");
+  const CacheKeyPair a = write_cache_key_pair((dir.path() / "a.key").string());
+  const CacheKeyPair b = write_cache_key_pair((dir.path() / "b.key").string());
   {
     Environment env(
         {{"JITWARM_TRUSTED_KEYS", a.public_key + " , " + b.public_key_file},

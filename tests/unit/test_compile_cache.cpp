@@ -17,10 +17,10 @@
 
 #include "compile_cache.hpp"
 #include "disk_cache.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 using namespace jitwarm::detail;
 
 namespace {
@@ -260,13 +260,13 @@ std::vector<int> run_together(int n, Body body) {
 TEST_CASE(
     "given several processes on one cold disk cache, when they all ask for "
     "the same keys at once, then each key is compiled by one of them") {
-  TempDir dir("compile-cache-test");
-  const fs::path log = dir.path / "compiles.log";
+  TemporaryDirectory dir("jitwarm-compile-cache-test-");
+  const fs::path log = dir.path() / "compiles.log";
   constexpr int kKeys = 12;
   const auto codes = run_together(4, [&] {
     CompileCache cache;
     cache.set_store(
-        std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr));
+        std::make_shared<DiskCache>(dir.path() / "cache", "", 0, nullptr));
     for (int k = 0; k < kKeys; ++k) {
       const CompileKey key = key_named("t:" + std::to_string(k));
       CompileCache::Compiler c;
@@ -323,9 +323,9 @@ jw_status slow_fingerprint(void*, const jw_compile_key_view*,
 TEST_CASE(
     "given several runtimes in separate processes warming one cold cache "
     "with the fake plugin, then each key is compiled once in all") {
-  TempDir dir("compile-cache-test");
-  const std::string log = (dir.path / "compiles.log").string();
-  const std::string cache_dir = (dir.path / "cache").string();
+  TemporaryDirectory dir("jitwarm-compile-cache-test-");
+  const std::string log = (dir.path() / "compiles.log").string();
+  const std::string cache_dir = (dir.path() / "cache").string();
   WarmupRequest request;
   request.kernel_name = "jitwarm.test.scale";
   WarmupOptions on_fake;
@@ -367,8 +367,8 @@ TEST_CASE(
 TEST_CASE(
     "given a FIFO where a key's disk entry belongs, then the miss is counted "
     "as a reject, compiled once, and the entry stored in its place") {
-  TempDir dir("compile-cache-test");
-  auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-compile-cache-test-");
+  auto disk = std::make_shared<DiskCache>(dir.path() / "cache", "", 0, nullptr);
   const CompileKey key = key_named("t:fifo");
   const fs::path entry = disk->entry_path(key, "fp");
   fs::create_directories(entry.parent_path());
@@ -547,8 +547,8 @@ TEST_CASE(
     "given keys already in the store and a key another process is "
     "compiling, then the batch reads the first, waits for the second, and "
     "compiles only the rest together") {
-  TempDir dir("compile-cache-test");
-  auto disk = std::make_shared<DiskCache>(dir.path / "cache", "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-compile-cache-test-");
+  auto disk = std::make_shared<DiskCache>(dir.path() / "cache", "", 0, nullptr);
   CountingBatch batch = batch_of(4);
   batch.fingerprint = "fp";
   {
@@ -566,14 +566,14 @@ TEST_CASE(
   if (child == 0) {
     const EntryRef entry(batch.keys[3], "fp");
     auto claim = disk->claim(entry);
-    std::ofstream(dir.path / "claimed") << "yes";
+    std::ofstream(dir.path() / "claimed") << "yes";
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     Artifact a;
     a.binary = "other process";
     disk->store(entry, a);
     ::_exit(0);
   }
-  while (!fs::exists(dir.path / "claimed")) {
+  while (!fs::exists(dir.path() / "claimed")) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   CompileCache cache;

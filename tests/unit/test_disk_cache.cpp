@@ -17,10 +17,10 @@
 
 #include "disk_cache.hpp"
 #include "numbered_key.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 using namespace jitwarm::detail;
 namespace fs = std::filesystem;
 
@@ -49,9 +49,9 @@ struct Captured {
 TEST_CASE(
     "given a stored entry, when loaded with the same key and fingerprint, then "
     "it round-trips") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   Captured log;
-  DiskCache cache(dir.path, "", 0, &log.logger);
+  DiskCache cache(dir.path(), "", 0, &log.logger);
   const CompileKey key = key_for(1);
   std::string binary(1000, '\0');
   for (std::size_t i = 0; i < binary.size(); ++i)
@@ -72,7 +72,7 @@ TEST_CASE(
   CHECK_FALSE(other_key.rejected());
   CHECK(cache.stats().entries == 1);
   // No temporary files are left behind.
-  for (const auto& e : fs::recursive_directory_iterator(dir.path)) {
+  for (const auto& e : fs::recursive_directory_iterator(dir.path())) {
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
   }
 }
@@ -80,9 +80,9 @@ TEST_CASE(
 TEST_CASE(
     "given corrupt entries, when loaded, then each is a miss with a warning, "
     "never a crash") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   Captured log;
-  DiskCache cache(dir.path, "", 0, &log.logger);
+  DiskCache cache(dir.path(), "", 0, &log.logger);
   const CompileKey key = key_for(3);
   REQUIRE(cache.store(EntryRef(key, "fp"), artifact("0123456789abcdef")));
   const fs::path path = cache.entry_path(key, "fp");
@@ -118,8 +118,8 @@ TEST_CASE(
 TEST_CASE(
     "given an entry copied under another key's name, then the stored key makes "
     "it a miss") {
-  TempDir dir("disk-test");
-  DiskCache cache(dir.path, "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), "", 0, nullptr);
   REQUIRE(cache.store(EntryRef(key_for(10), "fp"), artifact("ten")));
   fs::create_directories(cache.entry_path(key_for(11), "fp").parent_path());
   fs::copy_file(cache.entry_path(key_for(10), "fp"),
@@ -133,8 +133,8 @@ TEST_CASE(
 TEST_CASE(
     "given a size budget, when pruned, then least recently used entries go "
     "first") {
-  TempDir dir("disk-test");
-  DiskCache cache(dir.path, "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), "", 0, nullptr);
   const std::string payload(4096, 'x');
   for (int i = 0; i < 4; ++i) {
     REQUIRE(cache.store(EntryRef(key_for(100 + i), "fp"), artifact(payload)));
@@ -157,12 +157,13 @@ TEST_CASE(
 TEST_CASE(
     "given a read-only system cache under the user cache, then it answers user "
     "misses") {
-  TempDir system_dir("disk-test"), user_dir("disk-test");
+  TemporaryDirectory system_dir("jitwarm-disk-test-"),
+      user_dir("jitwarm-disk-test-");
   {
-    DiskCache builder(system_dir.path, "", 0, nullptr);
+    DiskCache builder(system_dir.path(), "", 0, nullptr);
     REQUIRE(builder.store(EntryRef(key_for(7), "fp"), artifact("shipped")));
   }
-  DiskCache cache(user_dir.path, system_dir.path, 0, nullptr);
+  DiskCache cache(user_dir.path(), system_dir.path(), 0, nullptr);
   auto a = cache.load(EntryRef(key_for(7), "fp")).artifact;
   REQUIRE(a);
   CHECK(a->binary == "shipped");
@@ -172,12 +173,12 @@ TEST_CASE(
 TEST_CASE(
     "given several processes writing the same keys at once, then every entry "
     "stays valid") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   std::vector<pid_t> children;
   for (int p = 0; p < 4; ++p) {
     const pid_t pid = fork();
     if (pid == 0) {
-      DiskCache cache(dir.path, "", 0, nullptr);
+      DiskCache cache(dir.path(), "", 0, nullptr);
       for (int i = 0; i < 50; ++i)
         cache.store(EntryRef(key_for(i % 10), "fp"),
                     artifact(std::string(2000 + i % 10, 'a' + i % 10)));
@@ -190,7 +191,7 @@ TEST_CASE(
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status));
   }
-  DiskCache cache(dir.path, "", 0, nullptr);
+  DiskCache cache(dir.path(), "", 0, nullptr);
   CHECK(cache.verify().corrupt == 0);
   CHECK(cache.stats().entries == 10);
   for (int i = 0; i < 10; ++i) {
@@ -202,8 +203,8 @@ TEST_CASE(
 
 TEST_CASE(
     "given plugin blobs, then get returns what put stored, keyed exactly") {
-  TempDir dir("disk-test");
-  DiskCache cache(dir.path, "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), "", 0, nullptr);
   CHECK_FALSE(cache.get_blob("k1"));
   REQUIRE(cache.put_blob("k1", std::string("v\0alue", 6)));
   CHECK(cache.get_blob("k1") == std::string("v\0alue", 6));
@@ -277,9 +278,9 @@ TEST_CASE(
        {Impostor::fifo, Impostor::link_to_dev_zero, Impostor::dangling_link,
         Impostor::directory, Impostor::sparse}) {
     CAPTURE(static_cast<int>(kind));
-    TempDir dir("disk-test");
+    TemporaryDirectory dir("jitwarm-disk-test-");
     Captured log;
-    DiskCache cache(dir.path, "", 0, &log.logger);
+    DiskCache cache(dir.path(), "", 0, &log.logger);
     const CompileKey key = key_for(42);
     const fs::path path = cache.entry_path(key, "fp");
     plant(kind, path);
@@ -308,8 +309,8 @@ TEST_CASE(
 TEST_CASE(
     "given a file where an entry's directory belongs, then the next store "
     "replaces it") {
-  TempDir dir("disk-test");
-  DiskCache cache(dir.path, "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), "", 0, nullptr);
   const CompileKey key = key_for(43);
   const fs::path path = cache.entry_path(key, "fp");
   fs::create_directories(path.parent_path().parent_path());
@@ -322,9 +323,9 @@ TEST_CASE(
 TEST_CASE(
     "given an artifact larger than an entry may be, then it is not stored "
     "(it could never be read back)") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   Captured log;
-  DiskCache cache(dir.path, "", 0, &log.logger);
+  DiskCache cache(dir.path(), "", 0, &log.logger);
   CHECK_FALSE(
       cache.store(EntryRef(key_for(44), "fp"),
                   artifact(std::string(DiskCache::kMaxEntryBytes, 'x'))));
@@ -347,8 +348,8 @@ TEST_CASE(
     "given temporary and lock files older than the grace period, then verify, "
     "prune and the next store into their directory remove them; fresh ones "
     "and held locks stay") {
-  TempDir dir("disk-test");
-  DiskCache cache(dir.path, "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), "", 0, nullptr);
   const fs::path entry = cache.entry_path(key_for(50), "fp");
   const fs::path shard = entry.parent_path();
   fs::create_directories(shard);
@@ -389,15 +390,15 @@ TEST_CASE(
 TEST_CASE(
     "given verify running while prune removes every entry, then no removed "
     "entry is reported corrupt") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   {
-    DiskCache writer(dir.path, "", 0, nullptr);
+    DiskCache writer(dir.path(), "", 0, nullptr);
     for (int i = 0; i < 1500; ++i)
       REQUIRE(
           writer.store(EntryRef(key_for(1000 + i), "fp"), artifact("entry")));
   }
-  DiskCache verifier(dir.path, "", 0, nullptr);
-  DiskCache pruner(dir.path, "", 0, nullptr);
+  DiskCache verifier(dir.path(), "", 0, nullptr);
+  DiskCache pruner(dir.path(), "", 0, nullptr);
   std::atomic<bool> stop{false};
   std::thread pruning([&] {
     while (!stop.load()) pruner.prune(1);
@@ -412,9 +413,9 @@ TEST_CASE(
 TEST_CASE(
     "given a claimed key, then a second claim waits its bound and gives up; "
     "once released, or once its holder is dead, a claim succeeds at once") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   Captured log;
-  DiskCache cache(dir.path, "", 0, &log.logger);
+  DiskCache cache(dir.path(), "", 0, &log.logger);
   cache.set_lock_wait(std::chrono::milliseconds(100));
   const CompileKey key = key_for(60);
   auto first = cache.claim(EntryRef(key, "fp"));
@@ -432,7 +433,7 @@ TEST_CASE(
   // not its lock.
   const pid_t pid = fork();
   if (pid == 0) {
-    DiskCache child(dir.path, "", 0, nullptr);
+    DiskCache child(dir.path(), "", 0, nullptr);
     auto held = child.claim(EntryRef(key, "fp"));
     _exit(held ? 0 : 1);  // no destructor: the file stays
   }
@@ -447,31 +448,31 @@ TEST_CASE(
 TEST_CASE(
     "given a directory that does not exist, then opening it as existing is "
     "an error that makes nothing, and creating it makes it") {
-  TempDir dir("disk-test");
+  TemporaryDirectory dir("jitwarm-disk-test-");
   try {
-    DiskCache look(dir.path / "absent", "", 0, nullptr,
+    DiskCache look(dir.path() / "absent", "", 0, nullptr,
                    DiskCache::Opening::existing);
     FAIL("opened");
   } catch (const Error& e) {
     CHECK(e.status() == JW_ERROR_NOT_FOUND);
     CHECK(std::string(e.what()).find("does not exist") != std::string::npos);
   }
-  CHECK_FALSE(fs::exists(dir.path / "absent"));
-  fs::create_directories(dir.path);
-  std::ofstream(dir.path / "file") << "x";
-  CHECK_THROWS_WITH(DiskCache(dir.path / "file", "", 0, nullptr,
+  CHECK_FALSE(fs::exists(dir.path() / "absent"));
+  fs::create_directories(dir.path());
+  std::ofstream(dir.path() / "file") << "x";
+  CHECK_THROWS_WITH(DiskCache(dir.path() / "file", "", 0, nullptr,
                               DiskCache::Opening::existing),
                     doctest::Contains("is not a directory"));
-  DiskCache made(dir.path / "made", "", 0, nullptr);
-  CHECK(fs::is_directory(dir.path / "made" / "v1"));
+  DiskCache made(dir.path() / "made", "", 0, nullptr);
+  CHECK(fs::is_directory(dir.path() / "made" / "v1"));
   CHECK_FALSE(made.write_problem());
 }
 
 TEST_CASE(
     "given entries of two targets, a corrupt one and a system layer, then "
     "for_each_entry checks each, and clear removes a target's or all") {
-  TempDir dir("disk-test"), system("disk-test");
-  DiskCache cache(dir.path, system.path, 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-"), system("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), system.path(), 0, nullptr);
   const auto key = [](int n, const char* target) {
     std::vector<ParamSpec> params(1);
     params[0].name = "BLOCK";
@@ -487,7 +488,7 @@ TEST_CASE(
   fs::create_directories(corrupt_path.parent_path());
   std::ofstream(corrupt_path, std::ios::binary) << "garbage";
   {
-    DiskCache sys(system.path, "", 0, nullptr);
+    DiskCache sys(system.path(), "", 0, nullptr);
     REQUIRE(sys.store(EntryRef(key(5, "cuda:sm_90"), "fp"), artifact("s")));
   }
   std::map<std::string, int> seen;
@@ -521,14 +522,14 @@ TEST_CASE(
   CHECK(cache.stats().entries == 0);
   CHECK_FALSE(cache.get_blob("plugin key"));
   // The system layer is read only: never cleared.
-  CHECK(DiskCache(system.path, "", 0, nullptr).stats().entries == 1);
+  CHECK(DiskCache(system.path(), "", 0, nullptr).stats().entries == 1);
 }
 
 TEST_CASE(
     "given an entry checked elsewhere, then put_entry writes it under its "
     "name once, and reports it present after") {
-  TempDir dir("disk-test");
-  DiskCache cache(dir.path, "", 0, nullptr);
+  TemporaryDirectory dir("jitwarm-disk-test-");
+  DiskCache cache(dir.path(), "", 0, nullptr);
   const CompileKey key = key_for(77);
   const std::string bytes = serialize_entry(key, "fp", artifact("put"));
   std::string why;

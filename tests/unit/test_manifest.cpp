@@ -9,10 +9,10 @@
 #include <fstream>
 
 #include "schema_builders.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 
 namespace {
 
@@ -205,14 +205,14 @@ BLOCK = [64]
 TEST_CASE(
     "given a path that is not a regular file of sane size, then loading it is "
     "an I/O error saying what it is, never a hang or an empty manifest") {
-  TempDir dir("manifest-test");
-  const std::string fifo = (dir.path / "fifo.toml").string();
+  TemporaryDirectory dir("jitwarm-manifest-test-");
+  const std::string fifo = (dir.path() / "fifo.toml").string();
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  const std::string sparse = (dir.path / "huge.toml").string();
+  const std::string sparse = (dir.path() / "huge.toml").string();
   std::ofstream(sparse).close();
   std::filesystem::resize_file(sparse, 3ull << 30);  // 3 GiB, sparse
 
-  const auto directory = load_error(dir.path.string());
+  const auto directory = load_error(dir.path().string());
   CHECK(directory.first == JW_ERROR_IO);
   CHECK(directory.second.find("is a directory") != std::string::npos);
   const auto zero = load_error("/dev/zero");
@@ -227,11 +227,11 @@ TEST_CASE(
   CHECK(huge.second.find("is 3221225472 bytes") != std::string::npos);
 
   // A link to a manifest is followed.
-  const std::filesystem::path real = dir.path / "real.toml";
+  const std::filesystem::path real = dir.path() / "real.toml";
   std::ofstream(real) << "version = 1\n";
-  std::filesystem::create_symlink(real, dir.path / "link.toml");
-  CHECK(
-      load_warmup_manifest((dir.path / "link.toml").string()).requests.empty());
+  std::filesystem::create_symlink(real, dir.path() / "link.toml");
+  CHECK(load_warmup_manifest((dir.path() / "link.toml").string())
+            .requests.empty());
 }
 
 TEST_CASE("given a missing file, then it is an I/O error naming it") {

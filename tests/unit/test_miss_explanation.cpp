@@ -10,12 +10,12 @@
 
 #include "disk_cache.hpp"
 #include "miss_explanation.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
 using jitwarm::detail::DiskCache;
 using jitwarm::detail::EntryRef;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 
 namespace {
 
@@ -56,8 +56,8 @@ detail::Artifact artifact() {
 }
 
 struct Cache {
-  TempDir dir{"miss"};
-  DiskCache disk{dir.path, "", 0, nullptr};
+  TemporaryDirectory dir{"jitwarm-miss-"};
+  DiskCache disk{dir.path(), "", 0, nullptr};
   void put(const CompileKey& key, const std::string& fingerprint) {
     REQUIRE(disk.store(EntryRef(key, fingerprint), artifact()));
   }
@@ -220,13 +220,13 @@ TEST_CASE(
 TEST_CASE(
     "given an entry in the system layer, then it is a neighbour marked as "
     "system") {
-  TempDir system("miss-system");
+  TemporaryDirectory system("jitwarm-miss-system-");
   GpuFingerprint entry;
   entry.options = "-O2";
-  DiskCache(system.path, "", 0, nullptr)
+  DiskCache(system.path(), "", 0, nullptr)
       .store(EntryRef(kKey, entry.text()), artifact());
-  TempDir user("miss-user");
-  const DiskCache disk(user.path, system.path, 0, nullptr);
+  TemporaryDirectory user("jitwarm-miss-user-");
+  const DiskCache disk(user.path(), system.path(), 0, nullptr);
   const MissExplanation e =
       detail::explain_against(kKey, GpuFingerprint{}.text(), disk);
   REQUIRE(e.neighbours.size() == 1);
@@ -281,22 +281,22 @@ TEST_CASE(
     "given entries of a warmup's keys under another fingerprint, when the "
     "warmup compiles them, then one warning names the factor and the count, "
     "and the counts are a warmup's") {
-  TempDir dir("miss-warmup");
+  TemporaryDirectory dir("jitwarm-miss-warmup-");
   const std::vector<WarmupRequest> requests = {
       scale_request({__int128{1}, __int128{16}, __int128{7}})};
   {
-    LoggedRuntime first(dir.path);
+    LoggedRuntime first(dir.path());
     const std::vector<CompileKey> plan = first.runtime.warmup_plan(requests);
     REQUIRE(plan.size() == 3);
     // Two of them cached by an older build of the plugin.
-    DiskCache disk(dir.path, "", 0, nullptr);
+    DiskCache disk(dir.path(), "", 0, nullptr);
     for (std::size_t i = 0; i < 2; ++i)
       REQUIRE(disk.store(EntryRef(plan[i], "fake-scale-v0"), artifact()));
     const MissExplanation before = first.runtime.explain_miss(plan[0]);
     CHECK_FALSE(before.would_hit);
     CHECK(factor_names(before) == Names{"fingerprint line"});
   }
-  LoggedRuntime second(dir.path);
+  LoggedRuntime second(dir.path());
   const WarmupResult result = second.runtime.warmup(requests);
   CHECK(result.compiled == 3);
   CHECK(result.cached == 0);
@@ -310,7 +310,7 @@ TEST_CASE(
   CHECK(second.runtime.explain_miss(plan[0]).would_hit);
 
   SUBCASE("a warmup that compiles nothing scans nothing, warns nothing") {
-    LoggedRuntime third(dir.path);
+    LoggedRuntime third(dir.path());
     CHECK(third.runtime.warmup(requests).cached == 3);
     CHECK(third.warnings_containing("differs only in").empty());
   }
@@ -319,12 +319,12 @@ TEST_CASE(
 TEST_CASE(
     "given a cache with only other specializations of a kernel, when a "
     "warmup compiles new ones, then it does not warn") {
-  TempDir dir("miss-quiet");
+  TemporaryDirectory dir("jitwarm-miss-quiet-");
   {
-    LoggedRuntime first(dir.path);
+    LoggedRuntime first(dir.path());
     CHECK(first.runtime.warmup({scale_request({__int128{1}})}).compiled == 1);
   }
-  LoggedRuntime second(dir.path);
+  LoggedRuntime second(dir.path());
   const std::vector<WarmupRequest> wider = {scale_request({__int128{7}})};
   CHECK(second.runtime.warmup(wider).compiled == 1);
   CHECK(second.warnings_containing("differs only in").empty());

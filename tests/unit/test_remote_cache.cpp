@@ -25,10 +25,10 @@
 #include "redis_url.hpp"
 #include "remote_cache.hpp"
 #include "tampered_entry.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 using namespace jitwarm::detail;
 using jitwarm::test::RedisServer;
 namespace fs = std::filesystem;
@@ -77,7 +77,7 @@ CompileCache::Compiler compiler(std::atomic<int>& calls, int n) {
 
 // A process's caches: its own disk directory, and the shared server.
 struct Machine {
-  TempDir dir{"remote-test"};
+  TemporaryDirectory dir{"jitwarm-remote-test-"};
   Captured log;
   std::shared_ptr<DiskCache> disk;
   std::shared_ptr<RedisCache> remote;
@@ -86,7 +86,7 @@ struct Machine {
 
   explicit Machine(const std::string& url,
                    std::chrono::milliseconds timeout = std::chrono::seconds(2))
-      : disk(std::make_shared<DiskCache>(dir.path, "", 0, &log.logger)),
+      : disk(std::make_shared<DiskCache>(dir.path(), "", 0, &log.logger)),
         remote(std::make_shared<RedisCache>(parse_redis_url(url, "test"),
                                             timeout, &log.logger)) {
     cache.set_store(disk);
@@ -138,13 +138,13 @@ TEST_CASE(
     "given two runtimes with their own directories and one server, when the "
     "first warms the kernel set, then the second compiles none of it") {
   RedisServer server;
-  TempDir a("remote-test"), b("remote-test");
+  TemporaryDirectory a("jitwarm-remote-test-"), b("jitwarm-remote-test-");
   const WarmupManifest manifest = load_warmup_manifest(warmup_manifest());
   WarmupOptions cpu;
   cpu.platform = "cpu";
   RuntimeOptions options;
   options.remote_cache = server.url();
-  options.cache_dir = a.path.string();
+  options.cache_dir = a.path().string();
   Runtime first(options);
   first.load_plugins();
   const WarmupResult cold = first.warmup(manifest.requests, cpu);
@@ -152,7 +152,7 @@ TEST_CASE(
   CHECK(cold.compiled == cold.keys.size());
   CHECK(first.cache_stats().remote_writes == cold.keys.size());
 
-  options.cache_dir = b.path.string();
+  options.cache_dir = b.path().string();
   Runtime second(options);
   second.load_plugins();
   const WarmupResult warm = second.warmup(manifest.requests, cpu);
@@ -169,11 +169,11 @@ TEST_CASE(
     "given a server killed mid-warmup, then every key still compiles and "
     "lands on disk, with one warning and the errors counted") {
   RedisServer server;
-  TempDir dir("remote-test");
+  TemporaryDirectory dir("jitwarm-remote-test-");
   Captured log;
   RuntimeOptions options;
   options.remote_cache = server.url();
-  options.cache_dir = dir.path.string();
+  options.cache_dir = dir.path().string();
   options.log = [&](jw_log_level level, const std::string& m) {
     log.logger.log(level, m);
   };
@@ -421,12 +421,13 @@ TEST_CASE(
     "that trusts the signer launches its kernel, then the value is refused "
     "as tampered, counted, recompiled, and the launch is right") {
   RedisServer server;
-  TempDir keys("remote-keys"), builder("remote-test"), node("remote-test");
+  TemporaryDirectory keys("jitwarm-remote-keys-"),
+      builder("jitwarm-remote-test-"), node("jitwarm-remote-test-");
   const CacheKeyPair pair =
-      write_cache_key_pair((keys.path / "build.key").string());
+      write_cache_key_pair((keys.path() / "build.key").string());
   RuntimeOptions o;
   o.remote_cache = server.url();
-  o.cache_dir = builder.path.string();
+  o.cache_dir = builder.path().string();
   o.signing_key = pair.secret_key_file;
   {
     Runtime build(o);
@@ -442,7 +443,7 @@ TEST_CASE(
   Captured log;
   RuntimeOptions n;
   n.remote_cache = server.url();
-  n.cache_dir = node.path.string();
+  n.cache_dir = node.path().string();
   n.trusted_keys = {pair.public_key};
   n.remote_cache_mode = RemoteCacheMode::read_only;
   n.log = [&](jw_log_level level, const std::string& m) {
@@ -467,13 +468,14 @@ TEST_CASE(
     "given a read-only node, when it compiles a warmup and misses, then no "
     "SET reaches the server, and it still loads what is there") {
   RedisServer server;
-  TempDir node("remote-test"), builder("remote-test");
+  TemporaryDirectory node("jitwarm-remote-test-"),
+      builder("jitwarm-remote-test-");
   const WarmupManifest manifest = load_warmup_manifest(warmup_manifest());
   WarmupOptions cpu;
   cpu.platform = "cpu";
   RuntimeOptions o;
   o.remote_cache = server.url();
-  o.cache_dir = node.path.string();
+  o.cache_dir = node.path().string();
   o.remote_cache_mode = RemoteCacheMode::read_only;
   {
     Runtime reader(o);
@@ -493,15 +495,15 @@ TEST_CASE(
   // A writer fills the server; a read-only node with an empty directory
   // loads it all and compiles nothing.
   RuntimeOptions w = o;
-  w.cache_dir = builder.path.string();
+  w.cache_dir = builder.path().string();
   w.remote_cache_mode = RemoteCacheMode::read_write;
   {
     Runtime writer(w);
     writer.load_plugins();
     REQUIRE(writer.warmup(manifest.requests, cpu).failed == 0);
   }
-  TempDir fresh("remote-test");
-  o.cache_dir = fresh.path.string();
+  TemporaryDirectory fresh("jitwarm-remote-test-");
+  o.cache_dir = fresh.path().string();
   Runtime reader(o);
   reader.load_plugins();
   const WarmupResult warm = reader.warmup(manifest.requests, cpu);

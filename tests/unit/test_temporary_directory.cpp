@@ -10,12 +10,10 @@
 #include <string>
 #include <system_error>
 
-#include "temp_dir.hpp"  // the tests' own, to set TMPDIR to
 #include "temporary_directory.hpp"
 
 namespace fs = std::filesystem;
 using jitwarm::detail::TemporaryDirectory;
-using jitwarm::test::TempDir;
 
 namespace {
 
@@ -40,15 +38,15 @@ struct TmpdirSetting {
 TEST_CASE(
     "given a prefix, then the directory is new, private, under TMPDIR and "
     "removed with its contents when the object goes") {
-  TempDir base("tmpdir-test");
-  const TmpdirSetting tmpdir(base.path.string());
+  TemporaryDirectory base("jitwarm-tmpdir-test-");
+  const TmpdirSetting tmpdir(base.path().string());
   fs::path made;
   {
     const TemporaryDirectory one("jitwarm-test-");
     const TemporaryDirectory two("jitwarm-test-");
     made = one.path();
     CHECK(one.path() != two.path());
-    CHECK(made.parent_path() == base.path);
+    CHECK(made.parent_path() == base.path());
     CHECK(made.filename().string().rfind("jitwarm-test-", 0) == 0);
     CHECK((fs::status(made).permissions() & fs::perms::all) ==
           fs::perms::owner_all);
@@ -56,14 +54,14 @@ TEST_CASE(
     std::ofstream(made / "sub" / "file") << "bytes";
   }
   CHECK_FALSE(fs::exists(made));
-  CHECK(fs::is_empty(base.path));
+  CHECK(fs::is_empty(base.path()));
 }
 
 TEST_CASE(
     "given a TMPDIR that is not a directory, then the directory is made "
     "under /tmp instead") {
-  TempDir base("tmpdir-test");
-  const TmpdirSetting tmpdir((base.path / "missing").string());
+  TemporaryDirectory base("jitwarm-tmpdir-test-");
+  const TmpdirSetting tmpdir((base.path() / "missing").string());
   const TemporaryDirectory made("jitwarm-test-");
   CHECK(made.path().parent_path() == fs::path("/tmp"));
   CHECK(fs::is_directory(made.path()));
@@ -72,14 +70,15 @@ TEST_CASE(
 TEST_CASE(
     "given a place where no directory can be made, then the error names "
     "where, as a system_error") {
-  TempDir base("tmpdir-test");
-  const TmpdirSetting tmpdir(base.path.string());
+  TemporaryDirectory base("jitwarm-tmpdir-test-");
+  const TmpdirSetting tmpdir(base.path().string());
   try {
     const TemporaryDirectory never("missing/jitwarm-test-");
     FAIL("a directory was made under a missing directory");
   } catch (const std::system_error& e) {
-    CHECK(std::string(e.what()).find(base.path.string()) != std::string::npos);
+    CHECK(std::string(e.what()).find(base.path().string()) !=
+          std::string::npos);
     CHECK(e.code() == std::errc::no_such_file_or_directory);
   }
-  CHECK(fs::is_empty(base.path));
+  CHECK(fs::is_empty(base.path()));
 }

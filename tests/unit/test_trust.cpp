@@ -25,11 +25,11 @@
 #include "numbered_key.hpp"
 #include "signing.hpp"
 #include "tampered_entry.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
+using jitwarm::detail::TemporaryDirectory;
 using jitwarm::test::tampered;
-using jitwarm::test::TempDir;
 using namespace jitwarm::detail;
 namespace fs = std::filesystem;
 
@@ -65,10 +65,10 @@ std::vector<fs::path> entry_files(const fs::path& dir) {
 
 // A key pair in its own directory, as `jitwarm cache keygen` writes it.
 struct Keys {
-  TempDir dir{"trust-keys"};
+  TemporaryDirectory dir{"jitwarm-trust-keys-"};
   CacheKeyPair pair;
   explicit Keys(const char* name = "build.key")
-      : pair(write_cache_key_pair((dir.path / name).string())) {}
+      : pair(write_cache_key_pair((dir.path() / name).string())) {}
   SigningKey secret() const {
     return read_signing_key(pair.secret_key_file, "test");
   }
@@ -241,12 +241,12 @@ TEST_CASE(
     "tampered, counted, warned about once, recompiled, and the launch is "
     "right") {
   Keys build;
-  TempDir dir("trust-disk");
-  warm_one(dir.path, &build);
-  const fs::path entry = entry_files(dir.path).front();
+  TemporaryDirectory dir("jitwarm-trust-disk-");
+  warm_one(dir.path(), &build);
+  const fs::path entry = entry_files(dir.path()).front();
   // Signed by the build key, as verify reports.
   RuntimeOptions check;
-  check.cache_dir = dir.path.string();
+  check.cache_dir = dir.path().string();
   check.trusted_keys = {build.pair.public_key};
   CacheReport report = verify_cache(check);
   REQUIRE(report.signers.size() == 1);
@@ -262,7 +262,7 @@ TEST_CASE(
   Captured log;
   RuntimeOptions o;
   o.trusted_keys = {build.pair.public_key_file};  // a file works as well
-  auto runtime = runtime_on(dir.path, log, o);
+  auto runtime = runtime_on(dir.path(), log, o);
   jitwarm::test::launch_silu_and_mul_and_check(*runtime);
   const CacheStats s = runtime->cache_stats();
   CHECK(s.compiles == 1);
@@ -278,11 +278,11 @@ TEST_CASE(
     "given an unsigned entry, then a runtime requiring trust refuses it as "
     "unsigned, and one without trust loads it as before") {
   Keys build;
-  TempDir dir("trust-unsigned");
-  warm_one(dir.path, nullptr);
+  TemporaryDirectory dir("jitwarm-trust-unsigned-");
+  warm_one(dir.path(), nullptr);
   {
     Captured log;
-    auto as_before = runtime_on(dir.path, log);
+    auto as_before = runtime_on(dir.path(), log);
     jitwarm::test::launch_silu_and_mul_and_check(*as_before);
     CHECK(as_before->cache_stats().compiles == 0);
     CHECK(as_before->cache_stats().disk_hits == 1);
@@ -291,7 +291,7 @@ TEST_CASE(
   Captured log;
   RuntimeOptions o;
   o.trusted_keys = {build.pair.public_key};
-  auto strict = runtime_on(dir.path, log, o);
+  auto strict = runtime_on(dir.path(), log, o);
   jitwarm::test::launch_silu_and_mul_and_check(*strict);
   CHECK(strict->cache_stats().compiles == 1);
   CHECK(metric(strict->metrics_text(), rejected("disk", "unsigned")) == 1);
@@ -302,13 +302,13 @@ TEST_CASE(
     "given entries of an unknown signer, then they are refused until its "
     "key joins the trusted set, and with two trusted keys both load") {
   Keys old_key, new_key("new.key");
-  TempDir dir("trust-rotation");
-  warm_one(dir.path, &new_key);
+  TemporaryDirectory dir("jitwarm-trust-rotation-");
+  warm_one(dir.path(), &new_key);
   {
     Captured log;
     RuntimeOptions o;
     o.trusted_keys = {old_key.pair.public_key};
-    auto runtime = runtime_on(dir.path, log, o);
+    auto runtime = runtime_on(dir.path(), log, o);
     jitwarm::test::launch_silu_and_mul_and_check(*runtime);
     CHECK(runtime->cache_stats().compiles == 1);
     CHECK(metric(runtime->metrics_text(), rejected("disk", "unknown_signer")) ==
@@ -316,11 +316,11 @@ TEST_CASE(
   }
   // The refused entry was replaced by that runtime's unsigned compile:
   // the build box writes it again, signed with the new key.
-  fs::remove_all(dir.path / "v1");
-  warm_one(dir.path, &new_key);
-  TempDir other("trust-rotation-old");
-  warm_one(other.path, &old_key);
-  for (const fs::path* d : {&dir.path, &other.path}) {
+  fs::remove_all(dir.path() / "v1");
+  warm_one(dir.path(), &new_key);
+  TemporaryDirectory other("jitwarm-trust-rotation-old-");
+  warm_one(other.path(), &old_key);
+  for (const fs::path* d : {&dir.path(), &other.path()}) {
     Captured log;
     RuntimeOptions o;
     o.trusted_keys = {old_key.pair.public_key, new_key.pair.public_key};
@@ -336,22 +336,23 @@ TEST_CASE(
     "bundle and a wrong digest before writing anything, and imports a "
     "trusted or pinned one") {
   Keys build, stranger("other.key");
-  TempDir source("trust-bundle-src"), work("trust-bundle");
+  TemporaryDirectory source("jitwarm-trust-bundle-src-"),
+      work("jitwarm-trust-bundle-");
   {
-    DiskCache cache(source.path, "", 0, nullptr);
+    DiskCache cache(source.path(), "", 0, nullptr);
     for (int i = 0; i < 3; ++i)
       REQUIRE(cache.store(EntryRef(key_for(i), "fp"), artifact(i)));
   }
   RuntimeOptions exporting;
-  exporting.cache_dir = source.path.string();
+  exporting.cache_dir = source.path().string();
   exporting.signing_key = build.pair.secret_key_file;
-  const fs::path bundle = work.path / "signed.jwb";
+  const fs::path bundle = work.path() / "signed.jwb";
   const CacheBundleSummary exported =
       export_cache_bundle(bundle.string(), {}, exporting);
   CHECK(exported.signer == build.pair.key_id);
   CHECK(exported.sha256.size() == 64);
 
-  const fs::path target = work.path / "node-cache";
+  const fs::path target = work.path() / "node-cache";
   const auto import_into = [&](const fs::path& file,
                                std::vector<std::string> trusted,
                                std::string pin = {}) {
@@ -380,7 +381,7 @@ TEST_CASE(
   std::vector<BundleItem> items = read_bundle(bundle);
   for (BundleItem& item : items)
     if (item.identity.key == key_for(1)) item.bytes = tampered(item.bytes);
-  const fs::path forged = work.path / "forged.jwb";
+  const fs::path forged = work.path() / "forged.jwb";
   write_bundle(forged, items);
   const std::string original = read(bundle);
   constexpr std::size_t kBlock = 16 + kKeyIdBytes + kSignatureBytes;
@@ -409,11 +410,11 @@ TEST_CASE(
 
   // A node that imported the forged bundle without trust still refuses
   // the tampered entry at load, as tampered.
-  TempDir lax("trust-bundle-lax");
+  TemporaryDirectory lax("jitwarm-trust-bundle-lax-");
   RuntimeOptions o;
-  o.cache_dir = lax.path.string();
+  o.cache_dir = lax.path().string();
   import_cache_bundle(forged.string(), o);
-  DiskCache strict(lax.path, "", 0, nullptr);
+  DiskCache strict(lax.path(), "", 0, nullptr);
   strict.set_trust(trust);
   const TierLoad report = strict.load(EntryRef(key_for(1), "fp"));
   CHECK_FALSE(report.artifact);
@@ -426,19 +427,20 @@ TEST_CASE(
     "given a runtime with a signing key, then what it writes is signed by "
     "that key, and an unsigned bundle imports only without trust") {
   Keys build;
-  TempDir dir("trust-writer"), work("trust-writer-bundle");
-  warm_one(dir.path, &build);
+  TemporaryDirectory dir("jitwarm-trust-writer-"),
+      work("jitwarm-trust-writer-bundle-");
+  warm_one(dir.path(), &build);
   std::string why;
-  const auto id = identify_entry(read(entry_files(dir.path).front()), &why);
+  const auto id = identify_entry(read(entry_files(dir.path()).front()), &why);
   REQUIRE(id);
   CHECK(to_hex(id->signer) == build.pair.key_id);
 
   RuntimeOptions plain;
-  plain.cache_dir = dir.path.string();
-  const fs::path bundle = work.path / "unsigned.jwb";
+  plain.cache_dir = dir.path().string();
+  const fs::path bundle = work.path() / "unsigned.jwb";
   CHECK(export_cache_bundle(bundle.string(), {}, plain).signer.empty());
   RuntimeOptions node;
-  node.cache_dir = (work.path / "node").string();
+  node.cache_dir = (work.path() / "node").string();
   node.trusted_keys = {build.pair.public_key};
   CHECK_THROWS_WITH_AS(import_cache_bundle(bundle.string(), node),
                        doctest::Contains("not signed"), Error);
@@ -451,15 +453,15 @@ TEST_CASE(
     "entry of a launch was tampered with, then the launch is refused, not "
     "compiled, and the refused entry counted") {
   Keys build;
-  TempDir dir("trust-sealed");
-  warm_one(dir.path, &build);
-  const fs::path entry = entry_files(dir.path).front();
+  TemporaryDirectory dir("jitwarm-trust-sealed-");
+  warm_one(dir.path(), &build);
+  const fs::path entry = entry_files(dir.path()).front();
   write(entry, tampered(read(entry)));
   Captured log;
   RuntimeOptions o;
   o.trusted_keys = {build.pair.public_key};
   o.jit_monitor = JitMonitorMode::error;
-  auto runtime = runtime_on(dir.path, log, o);
+  auto runtime = runtime_on(dir.path(), log, o);
   runtime->seal();
   try {
     jitwarm::test::launch_silu_and_mul_and_check(*runtime);

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 #include "usable_cpus.hpp"
 
 namespace jc = jitwarm::detail;
@@ -29,11 +29,11 @@ cpu_set_t mask_of(unsigned cpus) {
 // A process in cgroup /kubepods/pod1/c2 of a fake cgroup v2 tree, on a
 // 128-core host, with no affinity mask known.
 struct FakeHost {
-  jitwarm::test::TempDir dir{"usable-cpus"};
+  jitwarm::detail::TemporaryDirectory dir{"jitwarm-usable-cpus-"};
   jc::CpuSources sources;
   FakeHost() {
-    sources.self_cgroup = dir.path / "self-cgroup";
-    sources.cgroup_root = dir.path / "cgroup";
+    sources.self_cgroup = dir.path() / "self-cgroup";
+    sources.cgroup_root = dir.path() / "cgroup";
     sources.host = 128;
     write(sources.self_cgroup, "0::/kubepods/pod1/c2\n");
   }
@@ -115,7 +115,7 @@ TEST_CASE("sources that cannot be read or make no sense limit nothing") {
   write(host.sources.self_cgroup, "4:cpu,cpuacct:/kubepods/pod1/c2\n");
   host.cpu_max("kubepods/pod1/c2", "400000 100000");
   CHECK(jc::usable_cpus(host.sources).count == 128);
-  host.sources.self_cgroup = host.dir.path / "missing";
+  host.sources.self_cgroup = host.dir.path() / "missing";
   CHECK(jc::usable_cpus(host.sources).count == 128);
 }
 

@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "in_flight_files.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using namespace jitwarm;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 namespace fs = std::filesystem;
 
 namespace {
@@ -134,12 +134,12 @@ std::vector<std::string> lines_of(const std::string& path) {
 TEST_CASE(
     "given worker processes, then every key's result comes back to the "
     "parent, with progress per key") {
-  TempDir dir("workers-test");
-  Behaviour b{(dir.path / "log").string(), dir.path.string()};
+  TemporaryDirectory dir("jitwarm-workers-test-");
+  Behaviour b{(dir.path() / "log").string(), dir.path().string()};
   for (const bool persistent : {false, true}) {
     CAPTURE(persistent);
     fs::remove(b.log);
-    Setup s(b, persistent ? (dir.path / "cache").string() : "");
+    Setup s(b, persistent ? (dir.path() / "cache").string() : "");
     std::vector<std::size_t> progress;
     const WarmupResult r = s.warm_in_processes(
         3, [&](std::size_t done, std::size_t total, const CompileKey&) {
@@ -176,8 +176,8 @@ TEST_CASE(
 TEST_CASE(
     "given a worker that dies, then its unreported keys fail saying how, and "
     "the others' results stand") {
-  TempDir dir("workers-test");
-  Behaviour b{(dir.path / "log").string(), dir.path.string()};
+  TemporaryDirectory dir("jitwarm-workers-test-");
+  Behaviour b{(dir.path() / "log").string(), dir.path().string()};
   b.die_on_f64 = true;
   Setup s(b);
   const WarmupResult r = s.warm_in_processes(2);
@@ -200,10 +200,10 @@ TEST_CASE(
   REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
   for (int signal_number : {SIGKILL, SIGTERM, SIGINT}) {
     CAPTURE(signal_number);
-    TempDir dir("workers-test");
-    const fs::path in_flight = dir.path / "in-flight";
+    TemporaryDirectory dir("jitwarm-workers-test-");
+    const fs::path in_flight = dir.path() / "in-flight";
     fs::create_directories(in_flight);
-    Behaviour b{(dir.path / "log").string(), in_flight.string()};
+    Behaviour b{(dir.path() / "log").string(), in_flight.string()};
     b.block = true;
     const pid_t parent = fork();
     REQUIRE(parent >= 0);
@@ -262,8 +262,8 @@ TEST_CASE(
   }
   // The killed parents' private stores are swept by the next warmup that
   // needs one.
-  TempDir dir("workers-test");
-  Behaviour b{(dir.path / "log").string(), dir.path.string()};
+  TemporaryDirectory dir("jitwarm-workers-test-");
+  Behaviour b{(dir.path() / "log").string(), dir.path().string()};
   Setup s(b);
   CHECK(s.warm_in_processes(2).compiled == 6);
   for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {

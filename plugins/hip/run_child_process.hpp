@@ -1,8 +1,9 @@
 // run_child_process: runs a program (clang, for the HIP targets hiprtc
 // cannot compile) with an argument vector, no shell, and collects its
 // exit status and combined stdout/stderr. Safe to call from several
-// threads at once: the output pipe is close-on-exec, so a child started by
-// another thread never holds it open.
+// threads at once: the supervisor (support/child_process.hpp) starts it
+// with posix_spawn and a close-on-exec pipe, so a child started by another
+// thread never holds it open.
 #pragma once
 
 #include <string>
@@ -18,7 +19,9 @@ struct ChildProcessResult {
   std::string error;
 
   bool succeeded() const { return started && signal == 0 && exit_status == 0; }
-  // "exit status 1", "killed by signal 11", or the start error.
+  // "exit status 1", "killed by signal 11", or the start error: shorter
+  // than ChildEnd::describe, inside the compile errors that quote it
+  // ("clang failed (exit status 1)"), and kept as those say it.
   std::string outcome() const;
 };
 
