@@ -4,9 +4,9 @@
 // entry (Runtime::tune, docs/tuning.md). `--show` prints what is stored,
 // launching nothing, so a build box can read a result a GPU machine made.
 //
-// The arguments are a conformance case's (tools/conformance, the [[case]]
-// args format): their buffers are placed on the device with the case's
-// fills, so a kernel that reads indices gets valid ones.
+// The arguments are read as a conformance case's are (device_args, the
+// [[case]] args format): their buffers are placed on the device with the
+// table's fills, so a kernel that reads indices gets valid ones.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -16,44 +16,30 @@
 #include <optional>
 #include <stdexcept>
 
-#include "bounded_file.hpp"
+#include "case_arguments.hpp"
 #include "cli.hpp"
-#include "conformance/memory.hpp"
-#include "conformance/source_kernel_cases.hpp"
 #include "names.hpp"
 #include "trust_options.hpp"
+#include "tune_tables.hpp"
 #include "warmup_targets.hpp"
 
 namespace jitwarm::cli {
 namespace {
 
-using conformance::ArgumentTable;
-
-// Every [[tune]] table of the manifests, then the --args table.
-std::vector<ArgumentTable> load_tables(
-    const std::vector<std::string>& manifests, const std::string& kernel,
-    const std::string& args) {
-  std::vector<ArgumentTable> tables;
+// Every [[tune]] table of the manifests, then the --args table. Each
+// manifest is read once.
+std::vector<TuneTable> load_tables(const std::vector<std::string>& manifests,
+                                   const std::string& kernel,
+                                   const std::string& args) {
+  std::vector<TuneTable> tables;
   try {
     for (const std::string& path : manifests) {
-      // The whole manifest is checked as a warmup reads it, so that tune
-      // and warmup agree on what a valid manifest is.
-      (void)load_requests({path});
-      const std::string file_path = warmup_manifest_path(path);
-      const detail::FileContents file = detail::read_bounded_file(
-          file_path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
-      if (!file.ok()) {
-        throw CommandError(kExitBadInput, fmt::format("cannot read {}: it {}",
-                                                      path, file.why));
-      }
-      for (ArgumentTable& t :
-           conformance::read_tune_tables(file.bytes, file_path)) {
+      const WarmupManifestFile file = read_manifest_file(path);
+      for (TuneTable& t : read_tune_tables(file.text, file.path)) {
         tables.push_back(std::move(t));
       }
     }
-    if (!args.empty()) {
-      tables.push_back(conformance::argument_table_from_text(kernel, args));
-    }
+    if (!args.empty()) tables.push_back(tune_table_from_text(kernel, args));
   } catch (const CommandError&) {
     throw;
   } catch (const Error&) {
@@ -66,7 +52,7 @@ std::vector<ArgumentTable> load_tables(
 
 // The case an argument table gives for its kernel (`schema`); a malformed
 // table is bad input.
-conformance::Case build_case(const KernelSchema& schema, const ArgumentTable& t,
+device_args::Case build_case(const KernelSchema& schema, const TuneTable& t,
                              bool with_data) {
   try {
     return t.build(schema, with_data);
@@ -84,8 +70,8 @@ conformance::Case build_case(const KernelSchema& schema, const ArgumentTable& t,
 // malformed table stops the command before any tuning, not after minutes
 // of it.
 void check_tables(const Runtime& runtime,
-                  const std::vector<ArgumentTable>& tables) {
-  for (const ArgumentTable& t : tables) {
+                  const std::vector<TuneTable>& tables) {
+  for (const TuneTable& t : tables) {
     (void)build_case(runtime.schema(t.kernel), t, /*with_data=*/false);
   }
 }
@@ -177,17 +163,17 @@ struct TuneCommand {
 };
 
 int run_tune(const TuneCommand& c, Runtime& runtime,
-             const std::vector<ArgumentTable>& tables) {
+             const std::vector<TuneTable>& tables) {
   const std::string platform = pick_platform(runtime, c.platform);
-  const std::unique_ptr<conformance::MemorySpace> memory =
-      conformance::platform_memory(runtime.platform(platform), c.device);
+  const std::unique_ptr<device_args::MemorySpace> memory =
+      device_args::platform_memory(runtime.platform(platform), c.device);
   const std::string kind = runtime.device_kind(platform, c.device);
   const LaunchOptions where{platform, c.device, nullptr};
   std::size_t tuned = 0, untunable = 0, failed = 0;
   nlohmann::json results = nlohmann::json::array();
   const CacheStats stats_before = runtime.cache_stats();
   for (std::size_t i = 0; i < tables.size(); ++i) {
-    const ArgumentTable& table = tables[i];
+    const TuneTable& table = tables[i];
     const KernelSchema& schema = runtime.schema(table.kernel);
     const std::string& name = schema.name();
     const std::string label =
@@ -202,9 +188,9 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
       std::cerr << "FAILED " << label << "\n  " << why << "\n";
     };
     try {
-      const conformance::Case the_case =
+      const device_args::Case the_case =
           build_case(schema, table, /*with_data=*/true);
-      const conformance::PlacedCase placed(the_case, *memory);
+      const device_args::PlacedCase placed(the_case, *memory);
       const KernelHandle handle = runtime.kernel(name);
       const CompileKey key = handle.key_for(placed.args(), where);
       entry["key"] = key.text();
@@ -231,7 +217,7 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
       }
     } catch (const CommandError& e) {
       failure(e.what());  // host memory for its buffers
-    } catch (const conformance::DeviceError& e) {
+    } catch (const device_args::DeviceError& e) {
       failure(fmt::format("device memory: {}", e.what()));
     } catch (const std::exception& e) {
       failure(e.what());  // its arguments, or every candidate
@@ -268,7 +254,7 @@ int run_tune(const TuneCommand& c, Runtime& runtime,
 // --show: the stored result of each table's key, compiling and launching
 // nothing (the key is derived from the tables' metadata alone).
 int show_results(const TuneCommand& c, Runtime& runtime,
-                 const std::vector<ArgumentTable>& tables) {
+                 const std::vector<TuneTable>& tables) {
   std::string platform = c.platform;
   if (!c.target.empty()) {
     const std::string of_target = c.target.substr(0, c.target.find(':'));
@@ -304,13 +290,13 @@ int show_results(const TuneCommand& c, Runtime& runtime,
                                : c.device_kind;
   std::size_t found = 0, failed = 0;
   nlohmann::json results = nlohmann::json::array();
-  for (const ArgumentTable& table : tables) {
+  for (const TuneTable& table : tables) {
     const KernelSchema& schema = runtime.schema(table.kernel);
     const std::string& name = schema.name();
-    const conformance::Case the_case =
+    const device_args::Case the_case =
         build_case(schema, table, /*with_data=*/false);
-    const conformance::MetadataArgs metadata =
-        conformance::metadata_args(the_case);
+    const device_args::MetadataArgs metadata =
+        device_args::metadata_args(the_case);
     std::string impl;
     for (const PlatformExplanation& p : runtime.explain(name).platforms) {
       if (p.platform == platform) impl = p.winner.impl_name;
@@ -443,7 +429,7 @@ int cmd_tune(const std::vector<std::string>& args) {
   }
   if (c.device < 0) throw usage_error("--device is an index: 0 or more");
   if (!c.target.empty()) c.target = expand_target(c.target);
-  const std::vector<ArgumentTable> tables =
+  const std::vector<TuneTable> tables =
       load_tables(c.manifests, c.kernel, c.args);
   if (tables.empty()) {
     throw CommandError(kExitBadInput,

@@ -41,18 +41,21 @@ void validate(boost::any& v, const std::vector<std::string>& values, Shard*,
   v = shard;
 }
 
+WarmupManifestFile read_manifest_file(const std::string& path) {
+  try {
+    return read_warmup_manifest_file(path);
+  } catch (const Error& e) {
+    if (e.status() == JW_ERROR_IO) throw CommandError(kExitBadInput, e.what());
+    throw;
+  }
+}
+
 std::vector<WarmupRequest> load_requests(
     const std::vector<std::string>& manifests) {
   std::vector<WarmupRequest> requests;
   for (const auto& path : manifests) {
-    WarmupManifest m;
-    try {
-      m = load_warmup_manifest(path);
-    } catch (const Error& e) {
-      if (e.status() == JW_ERROR_IO)
-        throw CommandError(kExitBadInput, e.what());
-      throw;
-    }
+    const WarmupManifestFile file = read_manifest_file(path);
+    WarmupManifest m = parse_warmup_manifest(file.text, file.path);
     for (auto& r : m.requests) requests.push_back(std::move(r));
   }
   return requests;

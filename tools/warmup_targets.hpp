@@ -24,8 +24,13 @@ struct Shard {
 void validate(boost::any& v, const std::vector<std::string>& values, Shard*,
               int);
 
-// Every request of every manifest, in order. A manifest that cannot be
-// read is bad input (exit 3), like a malformed one: the user named it.
+// A manifest's file and text (read_warmup_manifest_file). A manifest that
+// cannot be read is bad input (exit 3), like a malformed one: the user
+// named it.
+WarmupManifestFile read_manifest_file(const std::string& path);
+
+// Every request of every manifest, in order; each read by
+// read_manifest_file.
 std::vector<WarmupRequest> load_requests(
     const std::vector<std::string>& manifests);
 

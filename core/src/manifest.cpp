@@ -337,8 +337,9 @@ WarmupManifest parse_warmup_manifest(std::string_view toml_text,
       }
     } else if (key == "tune") {
       // Arguments to tune the kernels with, read by `jitwarm tune`
-      // (docs/tuning.md); a warmup compiles keys, so it only checks their
-      // form here.
+      // (docs/tuning.md, tools/tune_tables.cpp: each table's kernel and
+      // args, after this check); a warmup compiles keys, so it only checks
+      // their form here.
       const auto* a = v.as_array();
       if (a == nullptr)
         bad(source_name, v, "tune must be a list of tables ([[tune]])");
@@ -399,15 +400,20 @@ std::string warmup_manifest_path(const std::string& path) {
   return path;
 }
 
-WarmupManifest load_warmup_manifest(const std::string& path) {
-  const std::string file_path = warmup_manifest_path(path);
-  const detail::FileContents file = detail::read_bounded_file(
+WarmupManifestFile read_warmup_manifest_file(const std::string& path) {
+  std::string file_path = warmup_manifest_path(path);
+  detail::FileContents file = detail::read_bounded_file(
       file_path, detail::kMaxUserFileBytes, detail::Symlinks::follow);
   if (!file.ok()) {
     fail(JW_ERROR_IO, "cannot read manifest {}: it {}{}", path, file.why,
          file_path == path ? installed_manifest_hint(path) : "");
   }
-  return parse_warmup_manifest(file.bytes, file_path);
+  return WarmupManifestFile{std::move(file_path), std::move(file.bytes)};
+}
+
+WarmupManifest load_warmup_manifest(const std::string& path) {
+  const WarmupManifestFile file = read_warmup_manifest_file(path);
+  return parse_warmup_manifest(file.text, file.path);
 }
 
 std::string manifest_entry_for_key(const KernelSchema& schema,

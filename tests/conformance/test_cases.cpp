@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "case_arguments.hpp"
 #include "cases.hpp"
 #include "kernel_set.hpp"
-#include "memory.hpp"
 #include "reference_cpu.hpp"
 #include "source_kernel_cases.hpp"
 
+namespace da = jitwarm::device_args;
 namespace jc = jitwarm::conformance;
 using jitwarm::KernelSchema;
 
@@ -40,9 +41,9 @@ std::vector<T> reference_output(std::string_view kernel,
                                 const std::string& buffer) {
   for (const jc::CaseRecipe& recipe : jc::case_recipes(kernel, {})) {
     if (recipe.name != case_name) continue;
-    const jc::Case the_case = recipe.build();
-    const auto host = jc::host_memory();
-    const jc::PlacedCase placed(the_case, *host);
+    const da::Case the_case = recipe.build();
+    const auto host = da::host_memory();
+    const da::PlacedCase placed(the_case, *host);
     jitwarm::reference_cpu::run_kernel(kernel, placed.args());
     for (std::size_t i = 0; i < the_case.buffers.size(); ++i) {
       if (the_case.buffers[i].name != buffer) continue;
@@ -78,8 +79,8 @@ TEST_CASE(
       CHECK(names.insert(recipe.name).second);  // names are unique
       CHECK_FALSE(recipe.large);
       has_empty = has_empty || recipe.name.find("empty/") != std::string::npos;
-      const jc::Case the_case = recipe.build();
-      const jc::MetadataArgs args = jc::metadata_args(the_case);
+      const da::Case the_case = recipe.build();
+      const da::MetadataArgs args = da::metadata_args(the_case);
       const jitwarm::CompileKey key =
           jitwarm::derive_key(schema, args.args, "cpu:x86_64", "reference-cpu");
       for (const jitwarm::ParamSpec& spec : key.params()) {
@@ -125,9 +126,9 @@ TEST_CASE("given every case, then the CPU reference accepts its inputs") {
   for (const jw_kernel_schema& schema : jitwarm::kernel_set::schemas()) {
     for (const jc::CaseRecipe& recipe : jc::case_recipes(schema.name, {})) {
       CAPTURE(recipe.name);
-      const jc::Case the_case = recipe.build();
-      const auto host = jc::host_memory();
-      const jc::PlacedCase placed(the_case, *host);
+      const da::Case the_case = recipe.build();
+      const auto host = da::host_memory();
+      const da::PlacedCase placed(the_case, *host);
       CHECK_NOTHROW(
           jitwarm::reference_cpu::run_kernel(schema.name, placed.args()));
     }
@@ -164,9 +165,9 @@ TEST_CASE(
       if (!recipe.large) continue;
       CAPTURE(recipe.name);
       // Count metadata only: the sizes are in the arguments.
-      const jc::Case the_case = recipe.build();
+      const da::Case the_case = recipe.build();
       int64_t largest = 0;
-      for (const jc::Buffer& buffer : the_case.buffers) {
+      for (const da::Buffer& buffer : the_case.buffers) {
         largest = std::max(largest, buffer.element_count());
       }
       CHECK(largest >= 1000000);

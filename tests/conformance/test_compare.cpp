@@ -12,18 +12,19 @@
 
 #include "compare.hpp"
 
+namespace da = jitwarm::device_args;
 namespace jc = jitwarm::conformance;
 
 namespace {
 
 template <typename T>
-jc::Buffer buffer_of(jw_dtype dtype, const std::vector<T>& values,
-                     jc::Comparison comparison,
+da::Buffer buffer_of(jw_dtype dtype, const std::vector<T>& values,
+                     da::Comparison comparison,
                      std::vector<int64_t> layout = {}) {
-  jc::Buffer b;
+  da::Buffer b;
   b.name = "out";
   b.dtype = dtype;
-  b.bytes = jc::to_bytes(values);
+  b.bytes = da::to_bytes(values);
   b.comparison = comparison;
   b.layout = std::move(layout);
   return b;
@@ -33,10 +34,10 @@ template <typename T>
 jc::BufferComparison compare(
     jw_dtype dtype, const std::vector<T>& expected,
     const std::vector<T>& actual,
-    jc::Comparison comparison = jc::Comparison::floating,
+    da::Comparison comparison = da::Comparison::floating,
     std::vector<int64_t> layout = {}) {
-  const jc::Buffer b = buffer_of(dtype, expected, comparison, layout);
-  return jc::compare_buffer(b, jc::to_bytes(expected), jc::to_bytes(actual));
+  const da::Buffer b = buffer_of(dtype, expected, comparison, layout);
+  return jc::compare_buffer(b, da::to_bytes(expected), da::to_bytes(actual));
 }
 
 uint16_t bf16(float v) {
@@ -49,7 +50,7 @@ TEST_CASE(
     "given equal integers, then the exact comparison passes and reports no "
     "worst error") {
   const auto r = compare<int32_t>(JW_DTYPE_INT32, {1, 2, 3}, {1, 2, 3},
-                                  jc::Comparison::exact);
+                                  da::Comparison::exact);
   CHECK(r.passed());
   CHECK(r.elements == 3);
   CHECK_FALSE(r.worst.has_value());
@@ -60,7 +61,7 @@ TEST_CASE(
     "given integers that differ, then the first mismatch and the largest "
     "difference are reported") {
   const auto r = compare<int64_t>(JW_DTYPE_INT64, {10, 20, 30, 40},
-                                  {10, 21, 30, -60}, jc::Comparison::exact);
+                                  {10, 21, 30, -60}, da::Comparison::exact);
   CHECK_FALSE(r.passed());
   CHECK(r.mismatches == 2);
   REQUIRE(r.first_mismatch.has_value());
@@ -128,7 +129,7 @@ TEST_CASE(
   const auto fail =
       compare<uint16_t>(JW_DTYPE_BFLOAT16, {one, one, one, one},
                         {one, one, one, static_cast<uint16_t>(one + 2)},
-                        jc::Comparison::floating, {2, 2});
+                        da::Comparison::floating, {2, 2});
   CHECK_FALSE(fail.passed());
   REQUIRE(fail.worst.has_value());
   CHECK(fail.worst->position == "[1, 1]");
@@ -151,14 +152,14 @@ TEST_CASE("given float16 across zero, then ulps count both sides") {
 TEST_CASE("given floats compared exactly, then any bit difference fails") {
   const auto r =
       compare<float>(JW_DTYPE_FLOAT32, {1.0f}, {std::nextafter(1.0f, 2.0f)},
-                     jc::Comparison::exact);
+                     da::Comparison::exact);
   CHECK_FALSE(r.passed());
   CHECK(r.rule == "exact");
 }
 
 TEST_CASE("given images of the wrong size, then the comparison refuses them") {
-  const jc::Buffer b =
-      buffer_of<int32_t>(JW_DTYPE_INT32, {1, 2}, jc::Comparison::exact);
+  const da::Buffer b =
+      buffer_of<int32_t>(JW_DTYPE_INT32, {1, 2}, da::Comparison::exact);
   const std::vector<unsigned char> short_image(4);
   CHECK_THROWS_AS(jc::compare_buffer(b, b.bytes, short_image),
                   std::invalid_argument);

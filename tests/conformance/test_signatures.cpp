@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "argument_signature.hpp"
+#include "case_arguments.hpp"
 #include "cases.hpp"
 #include "kernel_set.hpp"
-#include "memory.hpp"
 
+namespace da = jitwarm::device_args;
 namespace jc = jitwarm::conformance;
 using jitwarm::CompileKey;
 using jitwarm::KernelSchema;
@@ -48,10 +49,10 @@ TEST_CASE(
     for (const jc::CaseRecipe& recipe : jc::case_recipes(schema.name(), {})) {
       CAPTURE(recipe.name);
       ++cases;
-      const jc::Case the_case = recipe.build();
-      const auto host = jc::host_memory();
-      const jc::PlacedCase placed(the_case, *host);
-      const jc::MetadataArgs metadata = jc::metadata_args(the_case);
+      const da::Case the_case = recipe.build();
+      const auto host = da::host_memory();
+      const da::PlacedCase placed(the_case, *host);
+      const da::MetadataArgs metadata = da::metadata_args(the_case);
 
       ArgumentSignature launch;
       jitwarm::detail::specialize_arguments(schema, placed.args(),

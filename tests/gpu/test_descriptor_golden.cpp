@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "case_arguments.hpp"
 #include "cases.hpp"
 #include "gpu_test_support.hpp"
 #include "kernel_instantiation.hpp"
@@ -26,9 +27,9 @@
 #include "kernel_set.hpp"
 #include "key_params.hpp"
 #include "launch_plan.hpp"
-#include "memory.hpp"
 
 namespace gpu = jitwarm::gpu;
+namespace da = jitwarm::device_args;
 namespace jc = jitwarm::conformance;
 
 namespace {
@@ -161,9 +162,9 @@ std::string launch_plans() {
     // The generated cases, which the golden file was written with.
     for (const jc::CaseRecipe& recipe :
          jc::generated_case_recipes(schema.name(), {})) {
-      const jc::Case the_case = recipe.build();
-      const auto host = jc::host_memory();
-      const jc::PlacedCase placed(the_case, *host);
+      const da::Case the_case = recipe.build();
+      const auto host = da::host_memory();
+      const da::PlacedCase placed(the_case, *host);
       // Each integer argument made too large for the tensors: the launch
       // checks must refuse the same launches.
       for (std::size_t i = 0; i < placed.args().size(); ++i) {

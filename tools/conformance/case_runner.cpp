@@ -10,15 +10,25 @@
 #include <optional>
 #include <stdexcept>
 
+#include "case_arguments.hpp"
 #include "cases.hpp"
 #include "compare.hpp"
-#include "memory.hpp"
 #include "plan.hpp"
 #include "reference_cpu.hpp"
 #include "source_kernel_cases.hpp"
 
 namespace jitwarm::conformance {
 namespace {
+
+using device_args::Buffer;
+using device_args::Case;
+using device_args::Comparison;
+using device_args::DeviceError;
+using device_args::host_memory;
+using device_args::metadata_args;
+using device_args::MetadataArgs;
+using device_args::PlacedCase;
+using device_args::platform_memory;
 
 // A step that failed, with what it was doing in words.
 class StepFailure : public std::runtime_error {

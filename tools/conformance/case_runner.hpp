@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "case_model.hpp"
+#include "cases.hpp"
 #include "options.hpp"
 #include "result.hpp"
 
@@ -51,11 +51,11 @@ class CaseRunner {
  private:
   const CaseRecipe& recipe(const std::string& kernel,
                            const std::string& case_name);
-  void run_launch(const WorkItem& item, const Case& the_case,
+  void run_launch(const WorkItem& item, const device_args::Case& the_case,
                   CaseResult& result);
-  void run_compile(const WorkItem& item, const Case& the_case,
+  void run_compile(const WorkItem& item, const device_args::Case& the_case,
                    CaseResult& result);
-  void run_override(const WorkItem& item, const Case& the_case,
+  void run_override(const WorkItem& item, const device_args::Case& the_case,
                     CaseResult& result);
 
   const Options& options_;

@@ -1,6 +1,7 @@
 // cases.cpp — the catalogue's table: kernel name -> its generators.
 #include "cases.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 #include "kernel_set.hpp"
@@ -34,6 +35,17 @@ const CatalogueEntry* find_entry(std::string_view kernel) {
     if (entry.kernel == kernel) return &entry;
   }
   return nullptr;
+}
+
+// The schema of a kernel of the portable set, which its generators build
+// cases for.
+const jw_kernel_schema& portable_schema(std::string_view kernel) {
+  const jw_kernel_schema* schema = kernel_set::find_schema(kernel);
+  if (schema == nullptr) {
+    throw std::logic_error("CaseBuilder: no schema named " +
+                           std::string(kernel));
+  }
+  return *schema;
 }
 
 }  // namespace
@@ -70,8 +82,8 @@ void RecipeList::add(std::string name,
   recipe.large = large;
   recipe.build = [kernel = kernel_, name, seed = options_.seed,
                   make = std::move(make)]() {
-    Rng rng(case_seed(seed, kernel, name));
-    CaseBuilder builder(kernel);
+    Rng rng(device_args::case_seed(seed, kernel, name));
+    CaseBuilder builder(portable_schema(kernel));
     return make(builder, rng);
   };
   recipes_.push_back(std::move(recipe));

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,10 +21,18 @@
 
 namespace jitwarm::conformance {
 
-inline constexpr uint64_t kDefaultSeed = 20240607;
+// A named case that is built only when it runs, so listing and planning
+// never generate data (large cases hold hundreds of megabytes). A case is
+// a kernel's arguments with their buffers, as device_args models them
+// (case_model.hpp, shared with `jitwarm tune`).
+struct CaseRecipe {
+  std::string name;
+  bool large = false;  // only with --large
+  std::function<device_args::Case()> build;
+};
 
 struct CaseOptions {
-  uint64_t seed = kDefaultSeed;
+  uint64_t seed = device_args::kDefaultSeed;
   bool large = false;  // also the large recipes
 };
 
@@ -42,6 +51,19 @@ std::vector<CaseRecipe> generated_case_recipes(std::string_view kernel,
                                                const CaseOptions& options);
 
 namespace detail {
+
+// The generators write their cases in device_args' model.
+using device_args::AddressSlot;
+using device_args::Buffer;
+using device_args::Case;
+using device_args::CaseBuilder;
+using device_args::Comparison;
+using device_args::random_bytes;
+using device_args::random_floats;
+using device_args::random_values;
+using device_args::Rng;
+using device_args::storage_elements;
+using device_args::to_bytes;
 
 // Collects one kernel's recipes; each recipe's random source is seeded by
 // (run seed, kernel, case name), so a case's data never depends on which

@@ -14,6 +14,9 @@
 namespace jitwarm::conformance {
 namespace {
 
+using device_args::Buffer;
+using device_args::Comparison;
+
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 template <typename T>

@@ -9,7 +9,7 @@
 //    significant bits, so a relative bound means nothing there, and a device
 //    that flushes subnormal results to zero (FTZ, the default of fast-math
 //    builds) differs from the reference by less than it. Inputs are never
-//    subnormal (case_model.hpp), so the floor hides nothing else.
+//    subnormal (device_args/case_model.hpp), so the floor hides nothing else.
 //  - float16 and bfloat16: within one unit in the last place of the output
 //    dtype (both sides round a float32 result once; they may round it from
 //    slightly different float32 values).
@@ -69,11 +69,11 @@ struct BufferComparison {
 
 // Compares two images of `buffer`'s storage. The images must have the
 // buffer's size (std::invalid_argument otherwise).
-BufferComparison compare_buffer(const Buffer& buffer,
+BufferComparison compare_buffer(const device_args::Buffer& buffer,
                                 std::span<const unsigned char> expected,
                                 std::span<const unsigned char> actual);
 
 // The rule compare_buffer applies to a buffer, in words.
-std::string comparison_rule(const Buffer& buffer);
+std::string comparison_rule(const device_args::Buffer& buffer);
 
 }  // namespace jitwarm::conformance

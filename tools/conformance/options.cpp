@@ -54,7 +54,7 @@ std::string installed_expectations_dir() {
 ParsedOptions parse_options(const std::vector<std::string>& args,
                             std::ostream& out, std::ostream& err) {
   Options options;
-  options.seed = kDefaultSeed;
+  options.seed = device_args::kDefaultSeed;
   bool no_isolation = false;
   cli::Count jobs;
   po::options_description description("options");

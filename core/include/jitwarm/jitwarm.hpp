@@ -614,6 +614,16 @@ std::string warmup_manifest_path(const std::string& path);
 WarmupManifest load_warmup_manifest(const std::string& path);
 WarmupManifest parse_warmup_manifest(std::string_view toml_text,
                                      const std::string& source_name);
+// The file warmup_manifest_path(path) names and its text, read as
+// load_warmup_manifest reads it (the same Error(JW_ERROR_IO)), not parsed:
+// for a reader of more of a manifest than its requests, which parses the
+// text with parse_warmup_manifest and then reads the rest of the same text
+// (`jitwarm tune` its [[tune]] tables), so the file is read once.
+struct WarmupManifestFile {
+  std::string path;
+  std::string text;
+};
+WarmupManifestFile read_warmup_manifest_file(const std::string& path);
 // A manifest entry that reproduces exactly this key (for record mode).
 std::string manifest_entry_for_key(const KernelSchema& schema,
                                    const CompileKey& key,

@@ -10,9 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "kernel_set.hpp"
-
-namespace jitwarm::conformance {
+namespace jitwarm::device_args {
 
 std::size_t Buffer::element_size() const {
   return dtype_size(dtype);
@@ -154,16 +152,6 @@ int64_t storage_elements(std::span<const int64_t> shape,
   return last + 1;
 }
 
-CaseBuilder::CaseBuilder(std::string_view kernel_name)
-    : CaseBuilder([&]() -> const jw_kernel_schema& {
-        const jw_kernel_schema* schema = kernel_set::find_schema(kernel_name);
-        if (schema == nullptr) {
-          throw std::logic_error("CaseBuilder: no schema named " +
-                                 std::string(kernel_name));
-        }
-        return *schema;
-      }()) {}
-
 CaseBuilder::CaseBuilder(const jw_kernel_schema& schema) : schema_(schema) {
   case_.kernel = schema.name;
   case_.args.resize(schema_.num_params);
@@ -214,15 +202,11 @@ std::size_t CaseBuilder::buffer(Buffer storage) {
 }
 
 void CaseBuilder::integer(std::string_view param, int64_t value) {
-  jw_scalar scalar{JW_SCALAR_INT, {0}};
-  scalar.value.i = value;
-  case_.args[index_of(param)] = scalar;
+  case_.args[index_of(param)] = scalar_int(value);
 }
 
 void CaseBuilder::floating(std::string_view param, double value) {
-  jw_scalar scalar{JW_SCALAR_FLOAT, {0}};
-  scalar.value.f = value;
-  case_.args[index_of(param)] = scalar;
+  case_.args[index_of(param)] = scalar_float(value);
 }
 
 Case CaseBuilder::finish() {
@@ -243,4 +227,4 @@ Case CaseBuilder::finish() {
   return std::move(case_);
 }
 
-}  // namespace jitwarm::conformance
+}  // namespace jitwarm::device_args

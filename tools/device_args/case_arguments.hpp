@@ -1,16 +1,16 @@
-// memory.hpp — placing a case's buffers in a memory space and building the
-// kernel arguments that point at them.
+// case_arguments.hpp — a case's kernel arguments: its buffers placed in a
+// memory space with the arguments that point at them (PlacedCase), or
+// storage-free (metadata_args) for compile-only work.
 //
 // Owns the two-phase build the pointer-array kernels need: every buffer is
 // allocated first, then the address slots are filled with addresses of the
 // memory space the case runs in, then the initial contents are uploaded.
 // Also owns the 16-byte alignment rule: an aligned buffer starts at the
 // allocation (which must be 16-byte aligned: checked), a misaligned one one
-// element further. Host memory (for the reference) and a platform's memory
-// (through jw_platform_desc, for the platform under test) behave the same.
+// element further. Host memory and a platform's memory behave the same
+// (memory_space.hpp).
 //
-// Must not: touch a device from the host except through the platform's
-// copy; allocate on a device in compile-only mode (metadata_args builds
+// Must not: allocate on a device in compile-only mode (metadata_args builds
 // storage-free arguments for that).
 #pragma once
 
@@ -19,43 +19,12 @@
 #include <cstddef>
 #include <memory>
 #include <span>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "case_model.hpp"
+#include "memory_space.hpp"
 
-namespace jitwarm::conformance {
-
-// Where buffers live.
-class MemorySpace {
- public:
-  virtual ~MemorySpace() = default;
-  virtual void* allocate(std::size_t bytes) = 0;
-  virtual void release(void* base) noexcept = 0;
-  virtual void upload(void* destination, const void* source,
-                      std::size_t bytes) = 0;
-  virtual void download(void* destination, const void* source,
-                        std::size_t bytes) = 0;
-  virtual void synchronize() = 0;
-  // jw_tensor::device_index for tensors in this space.
-  virtual int32_t device_index() const = 0;
-  virtual std::string describe() const = 0;
-};
-
-// Plain host memory, 64-byte aligned (the reference's side).
-std::unique_ptr<MemorySpace> host_memory();
-
-// A platform's memory services on one device. Failures throw DeviceError.
-std::unique_ptr<MemorySpace> platform_memory(const jw_platform_desc& platform,
-                                             int32_t device);
-
-// Thrown when the platform's memory services fail: after one, the device
-// context may be unusable, so a worker is replaced.
-class DeviceError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace jitwarm::device_args {
 
 // A case placed in one memory space; frees everything on destruction.
 class PlacedCase {
@@ -91,4 +60,4 @@ struct MetadataArgs {
 };
 MetadataArgs metadata_args(const Case& the_case);
 
-}  // namespace jitwarm::conformance
+}  // namespace jitwarm::device_args

@@ -1,105 +1,19 @@
-// memory.cpp — host and platform memory spaces, and cases placed in them
-// (see memory.hpp).
-#include "memory.hpp"
+// case_arguments.cpp — cases placed in a memory space, and their
+// storage-free arguments (see case_arguments.hpp).
+#include "case_arguments.hpp"
 
 #include <jitwarm/jitwarm.hpp>
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
-namespace jitwarm::conformance {
+namespace jitwarm::device_args {
 namespace {
 
 // Room after the allocation's start for the one-element misalignment.
 constexpr std::size_t kAlignmentSlack = 16;
-
-class HostMemory final : public MemorySpace {
- public:
-  void* allocate(std::size_t bytes) override {
-    const std::size_t rounded = (bytes + 63) / 64 * 64;
-    void* memory = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-    if (memory == nullptr) {
-      throw std::bad_alloc();
-    }
-    return memory;
-  }
-  void release(void* base) noexcept override { std::free(base); }
-  void upload(void* destination, const void* source,
-              std::size_t bytes) override {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
-  }
-  void download(void* destination, const void* source,
-                std::size_t bytes) override {
-    if (bytes != 0) std::memcpy(destination, source, bytes);
-  }
-  void synchronize() override {}
-  int32_t device_index() const override { return -1; }
-  std::string describe() const override { return "host memory"; }
-};
-
-class PlatformMemory final : public MemorySpace {
- public:
-  PlatformMemory(const jw_platform_desc& platform, int32_t device)
-      : platform_(platform), device_(device) {
-    if (platform.allocate == nullptr || platform.free_memory == nullptr ||
-        platform.copy == nullptr || platform.synchronize == nullptr) {
-      throw DeviceError(fmt::format(
-          "platform {} has no memory services (allocate, free_memory, copy, "
-          "synchronize): the runner cannot place inputs on it",
-          platform.name));
-    }
-  }
-  void* allocate(std::size_t bytes) override {
-    void* pointer = nullptr;
-    check(platform_.allocate(platform_.user_data, device_, bytes, &pointer),
-          fmt::format("allocate({} bytes)", bytes));
-    if (pointer == nullptr && bytes != 0) {
-      throw DeviceError(fmt::format("platform {}: allocate({} bytes) gave null",
-                                    platform_.name, bytes));
-    }
-    return pointer;
-  }
-  void release(void* base) noexcept override {
-    if (base != nullptr)
-      platform_.free_memory(platform_.user_data, device_, base);
-  }
-  void upload(void* destination, const void* source,
-              std::size_t bytes) override {
-    if (bytes == 0) return;
-    check(platform_.copy(platform_.user_data, device_, destination, source,
-                         bytes, JW_COPY_HOST_TO_DEVICE, nullptr),
-          fmt::format("copy of {} bytes host to device", bytes));
-  }
-  void download(void* destination, const void* source,
-                std::size_t bytes) override {
-    if (bytes == 0) return;
-    check(platform_.copy(platform_.user_data, device_, destination, source,
-                         bytes, JW_COPY_DEVICE_TO_HOST, nullptr),
-          fmt::format("copy of {} bytes device to host", bytes));
-  }
-  void synchronize() override {
-    check(platform_.synchronize(platform_.user_data, device_, nullptr),
-          "synchronize");
-  }
-  int32_t device_index() const override { return device_; }
-  std::string describe() const override {
-    return fmt::format("{} device {}", platform_.name, device_);
-  }
-
- private:
-  void check(jw_status status, const std::string& what) const {
-    if (status == JW_OK) return;
-    throw DeviceError(fmt::format("platform {} device {}: {} failed: {} ({})",
-                                  platform_.name, device_, what,
-                                  jw_status_name(status), jw_last_error()));
-  }
-
-  const jw_platform_desc& platform_;
-  int32_t device_;
-};
 
 jw_arg_value scalar_arg(const jw_scalar& scalar) {
   jw_arg_value value{};
@@ -110,15 +24,6 @@ jw_arg_value scalar_arg(const jw_scalar& scalar) {
 }
 
 }  // namespace
-
-std::unique_ptr<MemorySpace> host_memory() {
-  return std::make_unique<HostMemory>();
-}
-
-std::unique_ptr<MemorySpace> platform_memory(const jw_platform_desc& platform,
-                                             int32_t device) {
-  return std::make_unique<PlatformMemory>(platform, device);
-}
 
 PlacedCase::PlacedCase(const Case& the_case, MemorySpace& memory)
     : case_(the_case), memory_(memory) {
@@ -206,4 +111,4 @@ MetadataArgs metadata_args(const Case& the_case) {
   return out;
 }
 
-}  // namespace jitwarm::conformance
+}  // namespace jitwarm::device_args

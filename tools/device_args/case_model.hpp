@@ -1,35 +1,37 @@
-// case_model.hpp — what one conformance case is, independent of where it
-// runs: host buffers with their initial bytes, the kernel's arguments in
-// schema order (tensors are views of buffers, scalars are values), which
-// buffers are compared after the launch and how, and which int64 elements
-// must hold the address of another buffer (the pointer-array kernels,
-// batch_memcpy and zero_kv_blocks, get their addresses only once the
-// buffers are placed in the memory space they run in: memory.hpp).
+// case_model.hpp — a kernel's arguments with their host buffers, as one
+// case of them (a conformance case, the arguments `jitwarm tune` tunes
+// with), independent of where it runs: host buffers with their initial
+// bytes, the kernel's arguments in schema order (tensors are views of
+// buffers, scalars are values), which buffers are compared after the
+// launch and how, and which int64 elements must hold the address of
+// another buffer (the pointer-array kernels, batch_memcpy and
+// zero_kv_blocks, get their addresses only once the buffers are placed in
+// the memory space they run in: case_arguments.hpp).
 //
-// Owns: the case data model, the builder the generators use (it checks
-// every parameter of the schema is given, in order), the deterministic
-// random source, and the byte encoders for each dtype. Does not own: which
-// cases exist (cases_*.cpp), memory (memory.hpp), comparison (compare.hpp).
+// Owns: the case data model, the builder that makes one (it checks every
+// parameter of the schema is given, in order), the deterministic random
+// source, and the byte encoders for each dtype. Does not own: which
+// conformance cases exist (tools/conformance/cases_*.cpp), memory
+// (memory_space.hpp), comparison (tools/conformance/compare.hpp).
 #pragma once
 
 #include <jitwarm/jitwarm.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-namespace jitwarm::conformance {
+namespace jitwarm::device_args {
 
 // How a buffer is judged after the launch.
 enum class Comparison {
   none,      // an input: never read back
   exact,     // every byte equal (integers, copies, padding)
-  floating,  // dtype-aware tolerance (compare.hpp)
+  floating,  // dtype-aware tolerance (tools/conformance/compare.hpp)
 };
 
 // An int64 element of a buffer that must hold the address of a byte of
@@ -74,14 +76,6 @@ struct Case {
   std::vector<CaseArg> args;  // one per schema parameter, in schema order
 };
 
-// A named case that is built only when it runs, so listing and planning
-// never generate data (large cases hold hundreds of megabytes).
-struct CaseRecipe {
-  std::string name;
-  bool large = false;  // only with --large
-  std::function<Case()> build;
-};
-
 // A small, portable, deterministic generator (splitmix64): the same seed
 // gives the same cases on every machine and standard library, which the
 // standard distributions do not promise.
@@ -99,6 +93,10 @@ class Rng {
  private:
   uint64_t state_;
 };
+
+// The seed of a run that names none: conformance's default --seed, and
+// every `jitwarm tune` table's.
+inline constexpr uint64_t kDefaultSeed = 20240607;
 
 // The seed of one case: the run's seed mixed with the kernel and case
 // names, so a case's data does not depend on which other cases run.
@@ -136,9 +134,7 @@ std::vector<unsigned char> random_bytes(Rng& rng, int64_t count);
 // checks every parameter got a value of its kind.
 class CaseBuilder {
  public:
-  // A kernel of the portable set (throws for another name).
-  explicit CaseBuilder(std::string_view kernel_name);
-  // Any kernel, by its schema (kernels from source).
+  // `schema` must outlive the builder.
   explicit CaseBuilder(const jw_kernel_schema& schema);
 
   struct TensorOptions {
@@ -173,4 +169,4 @@ class CaseBuilder {
 int64_t storage_elements(std::span<const int64_t> shape,
                          std::span<const int64_t> strides);
 
-}  // namespace jitwarm::conformance
+}  // namespace jitwarm::device_args
