@@ -1,5 +1,6 @@
 // The C ABI's trust settings (jitwarm.h, jw_runtime_options' fields
-// appended with "Trust"), for c_api.cpp's one reading of the options.
+// appended with "Trust"), for c_api_support.cpp's one reading of the
+// options.
 #pragma once
 
 #include <jitwarm/jitwarm.h>

@@ -3,6 +3,12 @@
 // why a key would miss, and the specialization rules. Plain data is copied
 // into Python objects; calls that compile or use the persistent tiers
 // release the GIL.
+//
+// One function per area, bound in bind_runtime's order: a signature names
+// a type as Python sees it only when the type is bound before it (else as
+// C++ spells it), so the types come first and Runtime last. Runtime's
+// methods are bound by area too; its warmup methods live in
+// py_runtime_warmup.cpp.
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -18,7 +24,6 @@
 #include "py_runtime.hpp"
 #include "py_trust.hpp"
 #include "py_values.hpp"
-#include "py_warmup.hpp"
 
 namespace jitwarm::python {
 namespace {
@@ -189,85 +194,8 @@ KernelSchema schema_from_python(const std::string& name, py::list params,
   return KernelSchema::from_c(c, origin);
 }
 
-WarmupOptions warmup_options(const std::optional<std::string>& platform,
-                             const std::optional<std::string>& target,
-                             const std::optional<std::string>& device_kind,
-                             unsigned jobs, const std::string& parallel,
-                             std::optional<unsigned> batch_size,
-                             py::handle progress,
-                             std::shared_ptr<py::object> progress_error) {
-  WarmupOptions options;
-  if (platform) options.platform = *platform;
-  if (target) options.target = *target;
-  if (device_kind) options.device_kind = *device_kind;
-  options.jobs = std::max(1u, jobs);
-  options.batch_size = batch_size;
-  if (parallel == "threads") {
-    options.parallel = WarmupParallelism::threads;
-  } else if (parallel == "processes") {
-    options.parallel = WarmupParallelism::processes;
-  } else {
-    invalid("warmup: parallel is 'threads' or 'processes', not '" + parallel +
-            "'");
-  }
-  if (!progress.is_none()) {
-    if (!PyCallable_Check(progress.ptr()))
-      invalid("warmup: progress is not callable");
-    // Called from the warmup's threads; an exception cannot unwind through
-    // them, so the first one is kept and raised when the warmup returns.
-    options.progress = [holder = hold_callable(progress), progress_error](
-                           std::size_t done, std::size_t total,
-                           const CompileKey& key) {
-      py::gil_scoped_acquire gil;
-      if (*progress_error) return;
-      try {
-        holder->get()(done, total, key.text());
-      } catch (py::error_already_set& e) {
-        *progress_error = py::reinterpret_borrow<py::object>(e.value());
-        if (!*progress_error) *progress_error = py::none();
-      }
-    };
-  }
-  return options;
-}
-
-// Runs a warmup with the GIL released and raises what its progress callback
-// raised.
-template <typename Body>
-auto run_warmup(std::shared_ptr<py::object> progress_error, Body&& body) {
-  auto result = call_core([&] {
-    py::gil_scoped_release release;
-    return body();
-  });
-  if (*progress_error) {
-    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(progress_error->ptr())),
-                    progress_error->ptr());
-    throw py::error_already_set();
-  }
-  return result;
-}
-
-std::vector<WarmupRequest> requests_of(py::handle requests, py::handle manifest,
-                                       py::handle toml) {
-  const int given = !requests.is_none() + !manifest.is_none() + !toml.is_none();
-  if (given != 1)
-    invalid("warmup: give exactly one of requests, manifest= or toml=");
-  if (!manifest.is_none())
-    return call_core([&] { return load_warmup_manifest(path_from(manifest)); })
-        .requests;
-  if (!toml.is_none())
-    return call_core([&] {
-             return parse_warmup_manifest(toml.cast<std::string>(),
-                                          "<toml text>");
-           })
-        .requests;
-  return requests_from(requests);
-}
-
-}  // namespace
-
-void bind_runtime(py::module_& m) {
-  // --- specialization
+// IntSpec: an integer's specialization (compile-keys.md).
+void bind_int_spec(py::module_& m) {
   py::class_<IntSpec>(m, "IntSpec",
                       "An integer's specialization: type i32/i64/u64 and "
                       "value class none/one/div16.")
@@ -287,6 +215,10 @@ void bind_runtime(py::module_& m) {
         return fmt::format("IntSpec('{}', '{}')", int_type_name(s.type),
                            int_class_name(s.value_class));
       });
+}
+
+// install_location(): where the loaded library's installation is.
+void bind_installation(py::module_& m) {
   m.def(
       "install_location",
       [] {
@@ -305,6 +237,10 @@ void bind_runtime(py::module_& m) {
       "installed or moved, rather than at the prefix it was built for), "
       "'plugin_directory', 'kernel_directory', "
       "'data_directory', 'program' (the jitwarm command)}.");
+}
+
+// The specialization rules: specialize_integer, scalar_specialization_rep.
+void bind_specialization(py::module_& m) {
   m.def(
       "specialize_integer",
       [](py::handle value, bool do_not_specialize) {
@@ -322,8 +258,10 @@ void bind_runtime(py::module_& m) {
       py::arg("spec"),
       "One value of the class (1; i32 16/2; i64 2^31/2^31+1; u64 "
       "2^63/2^63+1).");
+}
 
-  // --- compile keys
+// ParamSpec: one parameter's specialization in a key.
+void bind_param_spec(py::module_& m) {
   py::class_<ParamSpec>(m, "ParamSpec",
                         "The specialization of one parameter in a key.")
       .def_readonly("name", &ParamSpec::name)
@@ -367,6 +305,10 @@ void bind_runtime(py::module_& m) {
       .def("__repr__", [](const ParamSpec& p) {
         return fmt::format("<ParamSpec {} ({})>", p.name, kind_name(p.kind));
       });
+}
+
+// TuneTiming, TuneResult: what tuning measured and keeps (tuning.md).
+void bind_tuning_results(py::module_& m) {
   py::class_<TuneTiming>(m, "TuneTiming",
                          "One candidate of a tuning run: seconds per launch, "
                          "or why it has none.")
@@ -397,6 +339,10 @@ void bind_runtime(py::module_& m) {
         return fmt::format("<TuneResult {} on {}: {}>", r.key_text,
                            r.device_kind, tune_config_text(r.best));
       });
+}
+
+// CompileKey.
+void bind_compile_key(py::module_& m) {
   py::class_<CompileKey>(m, "CompileKey",
                          "A compile key: kernel, implementation, target and "
                          "per-parameter specialization.")
@@ -447,8 +393,10 @@ void bind_runtime(py::module_& m) {
       .def("__repr__", [](const CompileKey& k) {
         return fmt::format("<CompileKey {}>", k.text());
       });
+}
 
-  // --- schemas
+// ParamDesc, KernelSchema: schemas, also defined from Python.
+void bind_schemas(py::module_& m) {
   py::class_<ParamDesc>(m, "ParamDesc", "One parameter of a kernel schema.")
       .def_readonly("name", &ParamDesc::name)
       .def_property_readonly(
@@ -508,8 +456,11 @@ void bind_runtime(py::module_& m) {
       .def("__repr__", [](const KernelSchema& s) {
         return fmt::format("<KernelSchema {}>", s.name());
       });
+}
 
-  // --- reports
+// What the runtime reports: plugin loads, implementations and explanations,
+// platforms, counters, warmup results, why a key would miss.
+void bind_reports(py::module_& m) {
   py::class_<PluginLoadRecord>(
       m, "PluginLoadRecord",
       "One candidate file of a plugin load: loaded, or "
@@ -662,9 +613,11 @@ void bind_runtime(py::module_& m) {
         return fmt::format("<MissExplanation {} {}>", e.key,
                            e.would_hit ? "would hit" : "would miss");
       });
+}
 
-  // --- the runtime
-  py::class_<Runtime>(m, "Runtime")
+// Runtime(*, options) and loading plugins.
+void bind_construction_and_plugins(py::class_<Runtime>& runtime) {
+  runtime
       .def(py::init([](py::object cache_dir, py::object jit_monitor,
                        py::object jit_record_path, py::object log,
                        py::object no_cache_dir, py::object system_cache_dir,
@@ -743,7 +696,12 @@ void bind_runtime(py::module_& m) {
           },
           py::arg("path"), py::arg("strict") = false)
       .def_property_readonly(
-          "load_history", [](const Runtime& rt) { return rt.load_history(); })
+          "load_history", [](const Runtime& rt) { return rt.load_history(); });
+}
+
+// Kernels and platforms: what the loaded plugins offer.
+void bind_kernels_and_platforms(py::class_<Runtime>& runtime) {
+  runtime
       .def("_kernel",
            [](const Runtime& rt, const std::string& name) {
              return make_kernel(call_core([&] { return rt.kernel(name); }));
@@ -785,8 +743,12 @@ void bind_runtime(py::module_& m) {
           [](const Runtime& rt, const std::string& platform, int32_t device) {
             return call_core([&] { return rt.target_for(platform, device); });
           },
-          py::arg("platform"), py::arg("device") = 0)
-      .def("cache_stats", &Runtime::cache_stats)
+          py::arg("platform"), py::arg("device") = 0);
+}
+
+// The runtime's caches: counters, settings, what a key would find.
+void bind_caches(py::class_<Runtime>& runtime) {
+  runtime.def("cache_stats", &Runtime::cache_stats)
       .def("metrics_text", &Runtime::metrics_text,
            "The cache's and the JIT monitor's counters in Prometheus' text "
            "exposition format (jitwarm.prometheus serves them).")
@@ -804,7 +766,12 @@ void bind_runtime(py::module_& m) {
           py::arg("key"),
           "Whether the key would hit (memory, disk or system layer), and if "
           "not, the entries of its kernel on its platform that come nearest "
-          "and what differs; compiles nothing.")
+          "and what differs; compiles nothing.");
+}
+
+// Tuning results (docs/tuning.md).
+void bind_tuning(py::class_<Runtime>& runtime) {
+  runtime
       .def(
           "tune_candidates",
           [](const Runtime& rt, const CompileKey& key) {
@@ -837,7 +804,12 @@ void bind_runtime(py::module_& m) {
           },
           py::arg("platform") = "", py::arg("device") = 0,
           "The kind of device tuning results are kept per: its model name, "
-          "else its target.")
+          "else its target.");
+}
+
+// Another compiler's entries in the persistent tiers.
+void bind_external_entries(py::class_<Runtime>& runtime) {
+  runtime
       .def(
           "store_external_entry",
           [](Runtime& rt, const CompileKey& key, const std::string& fingerprint,
@@ -863,64 +835,12 @@ void bind_runtime(py::module_& m) {
             return py::make_tuple(py::bytes(found->binary), found->format,
                                   found->entry_point);
           },
-          py::arg("key"), py::arg("fingerprint"))
-      .def(
-          "_warmup",
-          [](Runtime& rt, py::object requests, py::object manifest,
-             py::object toml, std::optional<std::string> platform,
-             std::optional<std::string> target,
-             std::optional<std::string> device_kind, unsigned jobs,
-             const std::string& parallel, std::optional<unsigned> batch_size,
-             py::object progress) {
-            const std::vector<WarmupRequest> list =
-                requests_of(requests, manifest, toml);
-            auto progress_error = std::make_shared<py::object>();
-            const WarmupOptions options =
-                warmup_options(platform, target, device_kind, jobs, parallel,
-                               batch_size, progress, progress_error);
-            return run_warmup(progress_error,
-                              [&] { return rt.warmup(list, options); });
-          },
-          py::arg("requests"), py::arg("manifest"), py::arg("toml"),
-          py::arg("platform"), py::arg("target"), py::arg("device_kind"),
-          py::arg("jobs"), py::arg("parallel"), py::arg("batch_size"),
-          py::arg("progress"))
-      .def(
-          "warmup_plan",
-          [](Runtime& rt, py::object requests, py::object manifest,
-             py::object toml, std::optional<std::string> platform,
-             std::optional<std::string> target,
-             std::optional<std::string> device_kind) {
-            const std::vector<WarmupRequest> list =
-                requests_of(requests, manifest, toml);
-            auto no_progress = std::make_shared<py::object>();
-            const WarmupOptions options =
-                warmup_options(platform, target, device_kind, 1, "threads", 1,
-                               py::none(), no_progress);
-            return run_warmup(no_progress,
-                              [&] { return rt.warmup_plan(list, options); });
-          },
-          py::arg("requests") = py::none(), py::kw_only(),
-          py::arg("manifest") = py::none(), py::arg("toml") = py::none(),
-          py::arg("platform") = py::none(), py::arg("target") = py::none(),
-          py::arg("device_kind") = py::none(),
-          "The keys warmup() would compile, in order, without duplicates; "
-          "device_kind as for warmup().")
-      .def(
-          "_warmup_keys",
-          [](Runtime& rt, std::vector<CompileKey> keys,
-             std::optional<std::string> device_kind, unsigned jobs,
-             const std::string& parallel, std::optional<unsigned> batch_size,
-             py::object progress) {
-            auto progress_error = std::make_shared<py::object>();
-            const WarmupOptions options =
-                warmup_options(std::nullopt, std::nullopt, device_kind, jobs,
-                               parallel, batch_size, progress, progress_error);
-            return run_warmup(progress_error,
-                              [&] { return rt.warmup_keys(keys, options); });
-          },
-          py::arg("keys"), py::arg("device_kind"), py::arg("jobs"),
-          py::arg("parallel"), py::arg("batch_size"), py::arg("progress"))
+          py::arg("key"), py::arg("fingerprint"));
+}
+
+// Seal and the JIT monitor.
+void bind_monitor(py::class_<Runtime>& runtime) {
+  runtime
       .def("seal", &Runtime::seal,
            "From now on a compile on the launch path goes to the JIT monitor.")
       .def_property_readonly("sealed", &Runtime::sealed)
@@ -938,6 +858,28 @@ void bind_runtime(py::module_& m) {
                                                   : path_from(path));
           },
           py::arg("path"));
+}
+
+}  // namespace
+
+void bind_runtime(py::module_& m) {
+  bind_int_spec(m);
+  bind_installation(m);
+  bind_specialization(m);
+  bind_param_spec(m);
+  bind_tuning_results(m);
+  bind_compile_key(m);
+  bind_schemas(m);
+  bind_reports(m);
+  // The runtime last: its methods' signatures name the types above.
+  py::class_<Runtime> runtime(m, "Runtime");
+  bind_construction_and_plugins(runtime);
+  bind_kernels_and_platforms(runtime);
+  bind_caches(runtime);
+  bind_tuning(runtime);
+  bind_external_entries(runtime);
+  bind_runtime_warmup(runtime);
+  bind_monitor(runtime);
 }
 
 }  // namespace jitwarm::python
