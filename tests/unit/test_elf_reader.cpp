@@ -9,12 +9,12 @@
 #include <string>
 
 #include "elf_reader.hpp"
-#include "temp_dir.hpp"
+#include "temporary_directory.hpp"
 
 using jitwarm::detail::ElfHeader;
 using jitwarm::detail::ElfReader;
 using jitwarm::detail::ElfResult;
-using jitwarm::test::TempDir;
+using jitwarm::detail::TemporaryDirectory;
 
 namespace {
 
@@ -130,11 +130,11 @@ TEST_CASE(
 TEST_CASE(
     "given a path that is no readable regular file, then it cannot be "
     "opened") {
-  TempDir dir("elf-reader");
-  CHECK_FALSE(ElfReader::open(dir.path / "absent.so").has_value());
-  CHECK_FALSE(ElfReader::open(dir.path).has_value());
-  std::ofstream(dir.path / "empty.so").close();
-  const std::optional<ElfReader> empty = ElfReader::open(dir.path / "empty.so");
+  TemporaryDirectory dir("jitwarm-elf-reader-");
+  CHECK_FALSE(ElfReader::open(dir.path() / "absent.so").has_value());
+  CHECK_FALSE(ElfReader::open(dir.path()).has_value());
+  std::ofstream(dir.path() / "empty.so").close();
+  const std::optional<ElfReader> empty = ElfReader::open(dir.path() / "empty.so");
   REQUIRE(empty.has_value());
   CHECK(empty->size() == 0);
   CHECK_FALSE(empty->header().identified());
