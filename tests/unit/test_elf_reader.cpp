@@ -134,7 +134,8 @@ TEST_CASE(
   CHECK_FALSE(ElfReader::open(dir.path() / "absent.so").has_value());
   CHECK_FALSE(ElfReader::open(dir.path()).has_value());
   std::ofstream(dir.path() / "empty.so").close();
-  const std::optional<ElfReader> empty = ElfReader::open(dir.path() / "empty.so");
+  const std::optional<ElfReader> empty =
+      ElfReader::open(dir.path() / "empty.so");
   REQUIRE(empty.has_value());
   CHECK(empty->size() == 0);
   CHECK_FALSE(empty->header().identified());
