@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <span>
 
-namespace jitwarm {
+namespace jitwarm::detail {
 
 // The key a memo holds, as recall_matching() shows it to a caller that
 // compares it with inputs it has not written out as words: each word is an
@@ -113,4 +113,4 @@ class LastResultMemo {
   alignas(8) mutable std::array<uint64_t, 1 + N> words_{};
 };
 
-}  // namespace jitwarm
+}  // namespace jitwarm::detail

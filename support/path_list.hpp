@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace jitwarm::support {
+namespace jitwarm::detail {
 
 inline std::vector<std::string> split_path_list(std::string_view list) {
   std::vector<std::string> out;
@@ -22,4 +22,4 @@ inline std::vector<std::string> split_path_list(std::string_view list) {
   return out;
 }
 
-}  // namespace jitwarm::support
+}  // namespace jitwarm::detail

@@ -35,7 +35,7 @@
 #include <mutex>
 #include <utility>
 
-namespace jitwarm {
+namespace jitwarm::detail {
 
 template <typename T>
 class Flight {
@@ -104,4 +104,4 @@ class Flight {
   std::atomic<bool> ready_{false};
 };
 
-}  // namespace jitwarm
+}  // namespace jitwarm::detail

@@ -64,7 +64,7 @@ std::vector<std::string> search_path(const char* variable,
                                      std::string installed) {
   const char* value = std::getenv(variable);
   std::vector<std::string> out =
-      support::split_path_list(value != nullptr ? value : "");
+      detail::split_path_list(value != nullptr ? value : "");
   out.push_back(std::move(installed));
   return out;
 }
@@ -72,7 +72,7 @@ std::vector<std::string> search_path(const char* variable,
 }  // namespace
 
 std::vector<std::string> split_path_list(std::string_view list) {
-  return support::split_path_list(list);
+  return detail::split_path_list(list);
 }
 
 const InstallLocation& install_location() {

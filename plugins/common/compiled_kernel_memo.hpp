@@ -57,7 +57,7 @@ class CompiledKernelMemo {
  private:
   // A program's compile; held by the map until it fails, and by whoever
   // waits for it.
-  using Entry = Flight<std::shared_ptr<const CompiledKernel>>;
+  using Entry = detail::Flight<std::shared_ptr<const CompiledKernel>>;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
   Counters counters_;

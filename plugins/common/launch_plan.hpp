@@ -230,7 +230,7 @@ class LaunchPlanCache {
   static constexpr std::size_t kPlanWords =
       (sizeof(LaunchPlan) + sizeof(uint64_t) - 1) / sizeof(uint64_t);
   bool memoized_ = false;  // program_->index_inputs() said so
-  LastResultMemo<kMaxInputWords + kPlanWords> last_plan_;
+  detail::LastResultMemo<kMaxInputWords + kPlanWords> last_plan_;
 };
 
 // The same with a key already checked against its schema (a prepared

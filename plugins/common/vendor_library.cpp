@@ -82,7 +82,7 @@ std::vector<VendorLibraryCandidate> vendor_library_candidates(
     }
   }
   for (const std::string& directory :
-       support::split_path_list(environment(kVendorLibraryPathVariable))) {
+       detail::split_path_list(environment(kVendorLibraryPathVariable))) {
     for (const std::string& name : search.names) {
       out.push_back({(fs::path(directory) / name).string(),
                      std::string("found in ") + kVendorLibraryPathVariable});

@@ -16,6 +16,8 @@
 
 using namespace jitwarm;
 using jitwarm::detail::ArgumentImage;
+using jitwarm::detail::LastResultMemo;
+using jitwarm::detail::MemoKey;
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "last_result_memo.hpp"
 
-using jitwarm::LastResultMemo;
-using jitwarm::MemoKey;
+using jitwarm::detail::LastResultMemo;
+using jitwarm::detail::MemoKey;
 
 TEST_CASE(
     "given a memo, then it returns what was kept for exactly that key, and "
