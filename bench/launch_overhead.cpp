@@ -458,7 +458,7 @@ int run(const Options& o) {
             "cuLaunchKernel");
     };
     // A prepared launch asks the driver nothing but the launch itself (the
-    // plugin tries the context its key last ran in: gpu_launch.cpp), so
+    // plugin tries the context its key last ran in: gpu_launcher.cpp), so
     // the raw call is all of the driver's part.
     measure_jitwarm(o, runtime, expand, c_expand, call, stream, sync,
                     "raw cuLaunchKernel", raw_launch, m);

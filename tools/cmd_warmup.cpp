@@ -2,7 +2,8 @@
 // persistent cache (ahead of time, on a machine with or without the GPU).
 //
 // --jobs N compiles in N worker processes by default (the core's
-// process-parallel warmup, core/src/warmup_processes.cpp, says why and how).
+// process-parallel warmup, core/src/warmup_execution_processes.cpp, says why
+// and how).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/wait.h>

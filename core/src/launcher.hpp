@@ -1,4 +1,4 @@
-// The launcher: the launch path (launch.cpp, read it top to bottom;
+// The launcher: the launch path (launcher.cpp, read it top to bottom;
 // docs/architecture.md, "The hot path and its invariants"), and the
 // lookups that share its steps (find_prepared, key_for).
 //

@@ -5,7 +5,7 @@
 //
 // * Built whole in the constructor and never rebuilt: the disk and remote
 //   tiers are set up then or never (a forked warmup worker alone points the
-//   memory cache at another store, warmup_processes.cpp).
+//   memory cache at another store, warmup_execution_processes.cpp).
 // * A directory someone named must work (the constructor throws); the
 //   per-user default is a convenience: when it cannot be made, the caches
 //   stay in memory with one warning and settings().problem says why.

@@ -12,7 +12,7 @@
 //                                              cache, past the monitor
 //   tuning results      tune_results.hpp       winning configs per key and
 //                                              device kind, as cache entries
-//   launcher            launcher.hpp           the launch path (launch.cpp)
+//   launcher            launcher.hpp           the launch path (launcher.cpp)
 //   warmup              warmup_execution.hpp   plan, compile, worker
 //                                              processes
 //   plugin load history plugin_load_history.hpp the record of every candidate

@@ -1,8 +1,8 @@
 // Warmup execution: from requests (or exact keys) to a plan of (schema,
 // implementation, key), then compile-only through the launch path's cache,
-// in this process's threads or in worker processes (warmup_processes.cpp),
-// unit by unit as warmup_schedule.hpp deals them. Expansion of requests
-// into keys is warmup.cpp's.
+// in this process's threads or in worker processes
+// (warmup_execution_processes.cpp), unit by unit as warmup_schedule.hpp deals
+// them. Expansion of requests into keys is warmup.cpp's.
 #include <fmt/format.h>
 
 #include <jitwarm/jitwarm.hpp>

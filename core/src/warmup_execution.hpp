@@ -4,7 +4,8 @@
 // key warmed is the entry a launch finds (docs/warmup.md). Units are dealt
 // as warmup_schedule.hpp says, to this process's threads
 // (warmup_execution.cpp) or to worker processes forked from it
-// (warmup_processes.cpp). Expanding requests into keys is warmup.cpp's.
+// (warmup_execution_processes.cpp). Expanding requests into keys is
+// warmup.cpp's.
 //
 // * It compiles and never launches, prepares or allocates device memory,
 //   and never passes the JIT monitor (a warmup is not a launch).
@@ -90,8 +91,8 @@ class WarmupExecution {
   void warn_of_near_misses(const std::vector<WarmupWork>& work,
                            const WarmupResult& result) const;
   // What `schedule` deals, in as many worker processes as it deals for
-  // (warmup_processes.cpp). What the workers' remote tier answered is added
-  // to `remote`.
+  // (warmup_execution_processes.cpp). What the workers' remote tier
+  // answered is added to `remote`.
   void warm_in_processes(const std::vector<WarmupWork>& work,
                          WarmupSchedule& schedule,
                          std::vector<WarmupKeyResult>& keys,

@@ -1,11 +1,12 @@
 // GpuBackend: the shared GPU layer of the CUDA and HIP plugins for one
 // runtime, as the owner of its two parts:
 //
-//   GpuCompiler (gpu_compile.hpp): compile key -> KernelInstantiation
+//   GpuCompiler (gpu_compiler.hpp): compile key -> KernelInstantiation
 //     -> RtcProgram -> CompiledKernel (memoized per program) -> artifact;
 //     batches, describe, fingerprint, options
-//   GpuLauncher (gpu_launch.hpp): artifact -> PreparedLaunch -> LoadedKernel
-//     (per context) -> LaunchPlan -> KernelArguments -> driver launch
+//   GpuLauncher (gpu_launcher.hpp): artifact -> PreparedLaunch
+//     -> LoadedKernel (per context) -> LaunchPlan -> KernelArguments
+//     -> driver launch
 //
 // and of the platform's capabilities, which need both. What crosses the C
 // ABI (the implementation and platform tables, one backend per host table,
@@ -16,8 +17,8 @@
 #include "device_driver.hpp"
 #include "embedded_kernel_sources.hpp"
 #include "gpu_backend_description.hpp"
-#include "gpu_compile.hpp"
-#include "gpu_launch.hpp"
+#include "gpu_compiler.hpp"
+#include "gpu_launcher.hpp"
 #include "rtc_compiler.hpp"
 
 #include <cstdint>

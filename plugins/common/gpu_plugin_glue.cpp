@@ -6,8 +6,8 @@
 
 #include <jitwarm/plugin.hpp>
 
-#include "gpu_compile.hpp"
-#include "gpu_launch.hpp"
+#include "gpu_compiler.hpp"
+#include "gpu_launcher.hpp"
 #include "kernel_descriptor.hpp"
 #include "kernel_set.hpp"
 #include "kernel_tuning.hpp"

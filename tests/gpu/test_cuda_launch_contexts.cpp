@@ -1,5 +1,5 @@
 // Which device context a CUDA launch runs in (plugins/cuda/
-// cuda_device_driver.cpp, through plugins/common/gpu_launch.cpp), without a
+// cuda_device_driver.cpp, through plugins/common/gpu_launcher.cpp), without a
 // GPU: libcuda.so.1 is tests/gpu/model_libcuda, a model driver with two
 // devices whose contexts, streams and modules behave as the real driver's
 // do where the choice depends on them (a stream belongs to a context, a

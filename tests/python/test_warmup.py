@@ -234,7 +234,7 @@ def test_given_jobs_then_python_warms_in_worker_processes_as_the_command_does(re
     rt.load_plugins(reference_dir, strict=True)
     result = rt.warmup(toml=SILU_TOML, platform="cpu", jobs=2)
     assert result.compiled == 12
-    # The process pool logs each unit it hands back (warmup_processes.cpp).
+    # The process pool logs each unit it hands back (warmup_execution_processes.cpp).
     assert any("ended at" in m for m in logs), logs
 
 

@@ -1,4 +1,4 @@
-// The launch path (core/src/launch.cpp, prepared_launch.cpp): a hit
+// The launch path (core/src/launcher.cpp, prepared_launch.cpp): a hit
 // allocates nothing and takes no registry or platform mutex; prepared
 // launches follow overrides; implementations that prepare get prepare once
 // per artifact, every launch through launch_prepared, and release before

@@ -1,7 +1,7 @@
-// Process-parallel warmup (core/src/warmup_processes.cpp, `jitwarm warmup
-// --jobs N`): results per key, artifacts in this process's cache, a worker
-// that dies, and workers that never outlive their parent nor leave the
-// file they were writing.
+// Process-parallel warmup (core/src/warmup_execution_processes.cpp,
+// `jitwarm warmup --jobs N`): results per key, artifacts in this process's
+// cache, a worker that dies, and workers that never outlive their parent nor
+// leave the file they were writing.
 #include <doctest/doctest.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>

@@ -17,7 +17,7 @@
 
 #include "device_driver.hpp"
 #include "gpu_backend_description.hpp"
-#include "gpu_compile.hpp"
+#include "gpu_compiler.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -27,7 +27,7 @@
 
 namespace jitwarm::gpu {
 
-// A launch prepared once per artifact; defined in gpu_launch.cpp, which
+// A launch prepared once per artifact; defined in gpu_launcher.cpp, which
 // also frees it (jw_kernel_impl.release_prepared).
 class PreparedLaunch;
 struct PreparedLaunchDeleter {

@@ -1,7 +1,7 @@
 // GpuCompiler: compile key -> instantiation -> program -> compiled kernel,
 // batches, describe, fingerprint and the compiler's options, on top of the
 // run-time compiler interface.
-#include "gpu_compile.hpp"
+#include "gpu_compiler.hpp"
 
 #include <jitwarm/plugin.hpp>
 

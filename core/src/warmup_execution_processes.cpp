@@ -1,8 +1,10 @@
-// Process-parallel warmup (WarmupOptions::parallel = processes): the units
-// of a warmup (warmup_execution.cpp: batches of one implementation and
-// target, or single keys) dealt to worker processes of the core's worker
-// pool (worker_pool.hpp), which forks them from this process, so they have
-// its plugins and registry without loading anything again.
+// Process-parallel warmup (WarmupOptions::parallel = processes), the part
+// of WarmupExecution that runs in worker processes (warm_in_processes; the
+// rest is warmup_execution.cpp's): the units of a warmup (batches of one
+// implementation and target, or single keys) dealt to worker processes of
+// the core's worker pool (worker_pool.hpp), which forks them from this
+// process, so they have its plugins and registry without loading anything
+// again.
 //
 // * Units one at a time to whichever worker is free, as the warmup's
 //   schedule deals them (warmup_schedule.hpp: by what their keys cost, as

@@ -1,7 +1,7 @@
 // GpuLauncher: prepared launches (the loaded function per device context,
 // the plan, the packing, the driver call), and launches of artifacts the
 // core did not prepare, which prepare once and take the same path.
-#include "gpu_launch.hpp"
+#include "gpu_launcher.hpp"
 
 #include <jitwarm/plugin.hpp>
 
