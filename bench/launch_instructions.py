@@ -96,7 +96,7 @@ def main():
     per_call(lookup, "argument image (a miss)", "ArgumentImage::capture(")
     per_call(lookup, "signature and validation", "specialize_arguments(")
     per_call(lookup, "lookup by signature", "PreparedLaunchTable::find(")
-    gpu = find(table, "GpuLauncher::launch_prepared(jitwarm::gpu::PreparedLaunch", "ArgumentPacking::pack(")
+    gpu = find(table, "GpuLauncher::launch_prepared(jitwarm::gpu::GpuPreparedLaunch", "ArgumentPacking::pack(")
     print(f"  plugin  {plugin_total / launches:6.0f}")
     for label, fragment in (("launch plan", "plan_launch("), ("argument packing", "ArgumentPacking::pack("),
                             ("stream's context", "launch_context("), ("driver launch", "CudaDeviceDriver::launch(")):

@@ -34,7 +34,9 @@ constexpr jw_status kDiagnosticsThrew = JW_ERROR_UNSUPPORTED;
 constexpr jw_status kDeviceQueryThrew = JW_ERROR_NO_DEVICE;
 constexpr jw_status kMemoryServiceThrew = JW_ERROR_LAUNCH_FAILED;
 
-const ImplRecord& impl_of(void* user_data) {
+// The record every guarded callback of an implementation is given as its
+// user_data.
+const ImplRecord& impl_record_of(void* user_data) {
   return *static_cast<const ImplRecord*>(user_data);
 }
 
@@ -63,7 +65,7 @@ jw_status guarded_impl_call(const ImplRecord& impl, const char* what,
 
 jw_status impl_compile(void* user_data, const jw_compile_key_view* key,
                        const jw_artifact_sink* out) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "compile", kCompileThrew, [&] {
     return impl.plugin.compile(impl.plugin.user_data, key, out);
   });
@@ -73,7 +75,7 @@ jw_status impl_compile_batch(void* user_data,
                              const jw_compile_key_view* const* keys,
                              uint32_t num_keys,
                              const jw_batch_artifact_sink* out) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "compile_batch", kCompileThrew, [&] {
     return impl.plugin.compile_batch(impl.plugin.user_data, keys, num_keys,
                                      out);
@@ -82,7 +84,7 @@ jw_status impl_compile_batch(void* user_data,
 
 jw_status impl_preferred_batch_size(void* user_data, const char* target,
                                     uint32_t* out_size) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "preferred_batch_size", kDiagnosticsThrew,
                            [&] {
                              return impl.plugin.preferred_batch_size(
@@ -92,7 +94,7 @@ jw_status impl_preferred_batch_size(void* user_data, const char* target,
 
 jw_status impl_tune_candidates(void* user_data, const jw_compile_key_view* key,
                                const jw_tune_config_sink* out) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "tune_candidates", kDiagnosticsThrew, [&] {
     return impl.plugin.tune_candidates(impl.plugin.user_data, key, out);
   });
@@ -101,7 +103,7 @@ jw_status impl_tune_candidates(void* user_data, const jw_compile_key_view* key,
 jw_status impl_launch(void* user_data, const jw_artifact_view* artifact,
                       const jw_arg_value* args, uint32_t num_args,
                       void* stream) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "launch", kLaunchThrew, [&] {
     return impl.plugin.launch(impl.plugin.user_data, artifact, args, num_args,
                               stream);
@@ -110,7 +112,7 @@ jw_status impl_launch(void* user_data, const jw_artifact_view* artifact,
 
 jw_status impl_describe(void* user_data, const jw_compile_key_view* key,
                         const jw_text_sink* out) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "describe", kDiagnosticsThrew, [&] {
     return impl.plugin.describe(impl.plugin.user_data, key, out);
   });
@@ -118,7 +120,7 @@ jw_status impl_describe(void* user_data, const jw_compile_key_view* key,
 
 jw_status impl_fingerprint(void* user_data, const jw_compile_key_view* key,
                            const jw_text_sink* out) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "fingerprint", kDiagnosticsThrew, [&] {
     return impl.plugin.fingerprint(impl.plugin.user_data, key, out);
   });
@@ -126,7 +128,7 @@ jw_status impl_fingerprint(void* user_data, const jw_compile_key_view* key,
 
 jw_status impl_prepare(void* user_data, const jw_artifact_view* artifact,
                        void** out_prepared) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "prepare", kLaunchThrew, [&] {
     return impl.plugin.prepare(impl.plugin.user_data, artifact, out_prepared);
   });
@@ -135,7 +137,7 @@ jw_status impl_prepare(void* user_data, const jw_artifact_view* artifact,
 jw_status impl_launch_prepared(void* user_data, void* prepared,
                                const jw_arg_value* args, uint32_t num_args,
                                void* stream) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   return guarded_impl_call(impl, "launch_prepared", kLaunchThrew, [&] {
     return impl.plugin.launch_prepared(impl.plugin.user_data, prepared, args,
                                        num_args, stream);
@@ -143,7 +145,7 @@ jw_status impl_launch_prepared(void* user_data, void* prepared,
 }
 
 void impl_release_prepared(void* user_data, void* prepared) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   try {
     impl.plugin.release_prepared(impl.plugin.user_data, prepared);
   } catch (...) {
@@ -156,7 +158,7 @@ void impl_release_prepared(void* user_data, void* prepared) {
 }
 
 void impl_destroy(void* user_data) {
-  const ImplRecord& impl = impl_of(user_data);
+  const ImplRecord& impl = impl_record_of(user_data);
   try {
     impl.plugin.destroy(impl.plugin.user_data);
   } catch (...) {

@@ -4,7 +4,7 @@
 //   GpuCompiler (gpu_compiler.hpp): compile key -> KernelInstantiation
 //     -> RtcProgram -> CompiledKernel (memoized per program) -> artifact;
 //     batches, describe, fingerprint, options
-//   GpuLauncher (gpu_launcher.hpp): artifact -> PreparedLaunch
+//   GpuLauncher (gpu_launcher.hpp): artifact -> GpuPreparedLaunch
 //     -> LoadedKernel (per context) -> LaunchPlan -> KernelArguments
 //     -> driver launch
 //

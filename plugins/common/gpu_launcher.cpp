@@ -35,10 +35,10 @@ void require_artifact(const jw_artifact_view& artifact) {
 
 }  // namespace
 
-class PreparedLaunch {
+class GpuPreparedLaunch {
  public:
-  PreparedLaunch(const jw_artifact_view& artifact,
-                 KernelInstantiation kernel_instantiation)
+  GpuPreparedLaunch(const jw_artifact_view& artifact,
+                    KernelInstantiation kernel_instantiation)
       : instantiation(std::move(kernel_instantiation)),
         key(*artifact.key, *instantiation.descriptor),
         packing(key) {
@@ -120,24 +120,24 @@ GpuLauncher::GpuLauncher(const GpuBackendDescription& description,
       compiler_(compiler),
       driver_(std::move(driver)) {}
 
-PreparedLaunchPtr GpuLauncher::prepare(const Descriptor& descriptor,
-                                       const jw_artifact_view& artifact) {
+GpuPreparedLaunchPtr GpuLauncher::prepare(const Descriptor& descriptor,
+                                          const jw_artifact_view& artifact) {
   require_artifact(artifact);
-  return PreparedLaunchPtr(new PreparedLaunch(
+  return GpuPreparedLaunchPtr(new GpuPreparedLaunch(
       artifact, compiler_.instantiate(descriptor, *artifact.key)));
 }
 
-void PreparedLaunchDeleter::operator()(PreparedLaunch* prepared) const {
+void GpuPreparedLaunchDeleter::operator()(GpuPreparedLaunch* prepared) const {
   delete prepared;
 }
 
-void GpuLauncher::launch_prepared(PreparedLaunch& prepared,
+void GpuLauncher::launch_prepared(GpuPreparedLaunch& prepared,
                                   std::span<const jw_arg_value> args,
                                   void* stream) {
   const int32_t device = prepared.packing.device(args);
   // Plans, packs and launches in `slot`'s context; false when that context
   // was assumed and the driver refused it for the stream.
-  const auto launch_in = [&](const PreparedLaunch::Slot& slot,
+  const auto launch_in = [&](const GpuPreparedLaunch::Slot& slot,
                              StreamContext stream_context) {
     const LoadedKernel* loaded = &slot.kernel;
     const LaunchPlan plan = plan_launch(prepared.instantiation, prepared.key,
@@ -159,14 +159,14 @@ void GpuLauncher::launch_prepared(PreparedLaunch& prepared,
     // driver keeps alive is tried, so the function cannot have gone with
     // its context; the driver refuses it for a stream of another context,
     // which then takes the way below.
-    if (const PreparedLaunch::Slot* last = prepared.last_ran_in();
+    if (const GpuPreparedLaunch::Slot* last = prepared.last_ran_in();
         last != nullptr && last->device == device &&
         last->kernel.context_retained &&
         launch_in(*last, StreamContext::assumed)) {
       return;
     }
     const LaunchContext context = driver_->launch_context(device, stream);
-    const PreparedLaunch::Slot* slot = prepared.loaded_in(context);
+    const GpuPreparedLaunch::Slot* slot = prepared.loaded_in(context);
     if (slot == nullptr) {
       slot = &prepared.remember(
           context, device, driver_->load_kernel(device, stream, prepared.ref));
@@ -242,7 +242,7 @@ struct GpuLauncher::ArtifactLaunch {
                  compiler.instantiate(descriptor, *artifact.view().key)) {}
 
   const ArtifactCopy artifact;  // what `prepared` points into
-  PreparedLaunch prepared;
+  GpuPreparedLaunch prepared;
 };
 
 GpuLauncher::~GpuLauncher() = default;

@@ -1,7 +1,7 @@
 // GpuLauncher: the launch half of a GpuBackend (gpu_backend.hpp). Every
 // launch is a prepared one:
 //
-//   artifact -> PreparedLaunch (once per artifact: the key checked and
+//   artifact -> GpuPreparedLaunch (once per artifact: the key checked and
 //     instantiated, how arguments pack) -> LoadedKernel (once per device
 //     context) -> LaunchPlan -> KernelArguments -> ConfiguredLaunch
 //     -> driver launch
@@ -28,13 +28,15 @@
 namespace jitwarm::gpu {
 
 // A launch prepared once per artifact; defined in gpu_launcher.cpp, which
-// also frees it (jw_kernel_impl.release_prepared).
-class PreparedLaunch;
-struct PreparedLaunchDeleter {
-  void operator()(PreparedLaunch* prepared) const;
+// also frees it (jw_kernel_impl.release_prepared). Named apart from the
+// core's PreparedLaunch (core/src/prepared_launch.hpp), the other side of the
+// ABI, which keeps one of these as its opaque `plugin_prepared`.
+class GpuPreparedLaunch;
+struct GpuPreparedLaunchDeleter {
+  void operator()(GpuPreparedLaunch* prepared) const;
 };
-using PreparedLaunchPtr =
-    std::unique_ptr<PreparedLaunch, PreparedLaunchDeleter>;
+using GpuPreparedLaunchPtr =
+    std::unique_ptr<GpuPreparedLaunch, GpuPreparedLaunchDeleter>;
 
 class GpuLauncher {
  public:
@@ -54,10 +56,10 @@ class GpuLauncher {
   // device context, so each launch only plans its grid, packs values and
   // calls the driver. `artifact`, its key and binary must outlive it (the
   // core's do).
-  PreparedLaunchPtr prepare(const Descriptor& descriptor,
-                            const jw_artifact_view& artifact);
+  GpuPreparedLaunchPtr prepare(const Descriptor& descriptor,
+                               const jw_artifact_view& artifact);
   // Arguments as the core validated them against the artifact's key (P12).
-  void launch_prepared(PreparedLaunch& prepared,
+  void launch_prepared(GpuPreparedLaunch& prepared,
                        std::span<const jw_arg_value> args, void* stream);
 
   // jw_kernel_impl.launch, for the kernel of `descriptor` (the overload

@@ -201,12 +201,12 @@ struct KernelCallbacks {
     return plugin::guarded([&] {
       const Entry& entry = *static_cast<const Entry*>(user_data);
       entry.backend->launcher().launch_prepared(
-          *static_cast<PreparedLaunch*>(prepared), std::span(args, num_args),
+          *static_cast<GpuPreparedLaunch*>(prepared), std::span(args, num_args),
           stream);
     });
   }
   static void release_prepared(void*, void* prepared) {
-    PreparedLaunchDeleter()(static_cast<PreparedLaunch*>(prepared));
+    GpuPreparedLaunchDeleter()(static_cast<GpuPreparedLaunch*>(prepared));
   }
   static jw_status describe(void* user_data, const jw_compile_key_view* key,
                             const jw_text_sink* out) {
