@@ -439,6 +439,34 @@ def table(rows):
               " ".join(f"{regions.get(s, 0.0) * 1e3:14.1f}" for s in SPLIT))
 
 
+def profile(mode):
+    """Where a node's time goes in `mode`, function by function (cProfile)."""
+    import pstats
+    work = tempfile.mkdtemp(prefix="jitwarm-fleet-profile-")
+    base = dict(os.environ, TRITON_CACHE_AUTOTUNING="1")
+    triton_warm = fresh(work, "triton-warm")
+    populate = run_phase("node", dict(base, TRITON_CACHE_DIR=triton_warm), "cold", "-")
+    print(f"populate (cold): ready {populate['ready_seconds'] * 1e3:.1f} ms")
+    stats_file = os.path.join(work, "node.prof")
+
+    def stamps():
+        return {os.path.join(d, f): os.stat(os.path.join(d, f)).st_mtime_ns
+                for d, _, files in os.walk(triton_warm) for f in files}
+    before = stamps()
+    row = run_phase("node", dict(base, TRITON_CACHE_DIR=triton_warm,
+                                 JITWARM_FLEET_PROFILE=stats_file), mode, "-")
+    print(f"{mode} under cProfile: ready {row['ready_seconds'] * 1e3:.1f} ms, "
+          f"calls {row['calls']}, files in TRITON_CACHE_DIR {row['triton_cache_dir_files']}")
+    after = stamps()
+    print(f"TRITON_CACHE_DIR: {len(before)} files before, {len(after)} after, "
+          f"{sum(1 for f, m in after.items() if before.get(f) != m)} new or rewritten")
+    for order in ("cumulative", "tottime"):
+        print(f"--- by {order}")
+        pstats.Stats(stats_file).strip_dirs().sort_stats(order).print_stats(45)
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if row["failures"] else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--phase", choices=["tune", "build", "node"])
@@ -447,12 +475,25 @@ def main():
     parser.add_argument("--no-cold-rounds", action="store_true",
                         help="skip (d) in the rounds: the run that populates Triton's cache "
                         "(round 0, cold) stands for it")
+    parser.add_argument("--profile", choices=["triton-cache"],
+                        help="instead of the table: populate Triton's cache with a cold run, "
+                        "then profile one node run of this mode (cProfile, top functions)")
     parser.add_argument("args", nargs="*")
     options = parser.parse_args()
     if options.phase:
         handler = {"tune": phase_tune, "build": phase_build, "node": phase_node}[options.phase]
-        print(json.dumps(handler(*options.args)))
+        profile_file = os.environ.get("JITWARM_FLEET_PROFILE")
+        if profile_file:  # --profile: this phase under cProfile
+            import cProfile
+            profiler = cProfile.Profile()
+            report = profiler.runcall(handler, *options.args)
+            profiler.dump_stats(profile_file)
+        else:
+            report = handler(*options.args)
+        print(json.dumps(report))
         return 0
+    if options.profile:
+        return profile(options.profile)
 
     work = tempfile.mkdtemp(prefix="jitwarm-fleet-start-")
     base = dict(os.environ, TRITON_CACHE_AUTOTUNING="1")
