@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from triton_compare import silu_and_mul  # noqa: E402  (sets a cold TRITON_CACHE_DIR first)
+from triton_compare import silu_and_mul, use_cold_triton_cache  # noqa: E402
 
 import torch  # noqa: E402
 import triton  # noqa: E402
@@ -52,6 +52,7 @@ def sealed_launch(dtype, aligned, h):
 
 
 def main():
+    use_cold_triton_cache()  # the warmup below compiles: Triton's cache starts empty
     print(f"triton {triton.__version__}, torch {torch.__version__}, "
           f"{torch.cuda.get_device_name()}")
     bridge = jwt.TritonKernel(silu_and_mul, name="silu_and_mul",

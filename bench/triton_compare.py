@@ -14,11 +14,18 @@ import sys
 import tempfile
 import time
 
-os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton-cold-")
+import torch
+import triton
+import triton.language as tl
 
-import torch  # noqa: E402
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
+
+def use_cold_triton_cache():
+    """Points Triton at a new, empty cache directory. Triton reads
+    TRITON_CACHE_DIR at each cache access, so this works after import; it is
+    a call, not an import-time effect, because importing silu_and_mul must not
+    move the cache of a script that has its own (bench/triton_fleet_start.py's
+    node processes read a populated one)."""
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton-cold-")
 
 
 @triton.jit
@@ -33,6 +40,7 @@ def silu_and_mul(out_ptr, x_ptr, T, H, BLOCK: tl.constexpr):
 
 
 def main():
+    use_cold_triton_cache()
     specs = []
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         for aligned in (True, False):

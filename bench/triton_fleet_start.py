@@ -111,7 +111,10 @@ def instrument(regions, jitwarm_tiers):
     from triton.compiler import compiler
     from triton.runtime import build, cache
 
+    import triton.compiler as compiler_package
     regions.wrap(compiler, "compile", "compile-call")
+    # JITFunction's binder calls the package's re-export (triton.compiler.compile).
+    regions.wrap(compiler_package, "compile", "compile-call")
     regions.wrap(triton, "compile", "compile-call")
     regions.wrap(compiler.CompiledKernel, "_init_handles", "module-load")
     regions.wrap(build, "compile_module_from_src", "launcher")
@@ -326,6 +329,9 @@ def phase_node(mode, cache):
     """A fresh serving process: import, then every specialization launched
     once; `mode` says where the kernels come from."""
     regions = Regions()
+    # The cache directory the parent chose; nothing this process imports may
+    # move it (the check below fails the run if something did).
+    triton_dir = os.environ["TRITON_CACHE_DIR"]
     t0 = time.perf_counter()
     import torch
     import triton  # noqa: F401
@@ -339,6 +345,12 @@ def phase_node(mode, cache):
     torch.cuda.synchronize()
     context_seconds = time.perf_counter() - t0 - regions.totals["import"]
     instrument(regions, jitwarm_tiers)
+    compile_outcomes = {"cache_hit": 0, "compiled": 0}
+    compilation = getattr(getattr(triton, "knobs", None), "compilation", None)
+    if compilation is not None and hasattr(compilation, "listener"):
+        def listener(*args, cache_hit=False, **kwargs):  # Triton's compilation listener
+            compile_outcomes["cache_hit" if cache_hit else "compiled"] += 1
+        compilation.listener = listener
     ready_start = time.perf_counter()
     report = {"mode": mode}
     if jitwarm_tiers:
@@ -396,8 +408,14 @@ def phase_node(mode, cache):
                             f"({tiers})")
         if report["jitwarm_keys"]["compiled"]:
             failures.append(f"jitwarm's kernel set: {report['jitwarm_keys']['compiled']} compiled")
-    triton_dir = os.environ["TRITON_CACHE_DIR"]
+    if os.environ["TRITON_CACHE_DIR"] != triton_dir:
+        failures.append(f"TRITON_CACHE_DIR moved from {triton_dir} to "
+                        f"{os.environ['TRITON_CACHE_DIR']} during the run")
     report["triton_cache_dir_files"] = sum(len(f) for _, _, f in os.walk(triton_dir))
+    report["triton_compiles"] = dict(compile_outcomes)
+    if mode == "triton-cache" and compile_outcomes["compiled"]:
+        failures.append(f"Triton compiled {compile_outcomes['compiled']} kernel(s) from its "
+                        "populated cache: (a) is not a warm start")
     report["failures"] = failures
     return report
 
