@@ -6,10 +6,11 @@
 #                         conformance on what this machine supports
 #   scripts/run.sh test   install what is missing, then build and run the
 #                         whole suite: a warnings-as-errors build, an
-#                         ASan+UBSan build (without suite 'heavy'),
-#                         ThreadSanitizer on the concurrent modules and a
-#                         bounded run of each fuzz target; prints the time
-#                         per build, then "N passed, N failed" last
+#                         ASan+UBSan build (without suite 'heavy') that
+#                         also fuzzes each fuzz target for a bounded time,
+#                         and ThreadSanitizer on the concurrent modules;
+#                         prints the time per build, then "N passed, N
+#                         failed" last
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$(pwd)
@@ -89,6 +90,32 @@ for p in json.load(sys.stdin)["platforms"]:
 print(name + ":" + fallback)' "$1" "$2"
 }
 
+# What a build's ninja builds by default, less the programs that only tests
+# of suite 'heavy' run (printed one per line, for ninja).
+targets_but_heavy_only() {
+  local dir=$1
+  python3 - "$dir" <<'PY'
+import json, os, subprocess, sys
+build = os.path.abspath(sys.argv[1])
+def introspect(what):
+    return json.loads(subprocess.check_output(["meson", "introspect", build, what]))
+heavy, light, needed = set(), set(), set()
+for test in introspect("--tests"):
+    if any(s.split(":")[-1] == "heavy" for s in test["suite"]):
+        heavy.add(test["cmd"][0])
+    else:
+        light.add(test["cmd"][0])
+        needed.update(test["depends"])
+for target in introspect("--targets"):
+    if not (target["build_by_default"] or target["id"] in needed):
+        continue
+    for path in target["filename"]:
+        if target["type"] == "executable" and path in heavy - light:
+            continue
+        print(os.path.relpath(path, build))
+PY
+}
+
 # "4m07s" for a number of seconds.
 duration() {
   printf '%dm%02ds' $(($1 / 60)) $(($1 % 60))
@@ -97,37 +124,53 @@ duration() {
 test_job() {
   install_packages
   local logs=() times=() start
-  rm -f build-{ci,asan,tsan,fuzz}/meson-logs/testlog.json  # never count an old run
+  rm -f build-{ci,asan,tsan}/meson-logs/testlog.json  # never count an old run
   echo "== build-ci: warnings as errors"
-  # -O1 -g1: half the compile time of -O2 -g on the CI's 2 cores, with line
-  # tables left for sanitizer and crash reports.
-  local fast=(-Doptimization=1 -Ddebug=false -Dcpp_args=-g1)
+  # -Og -g1: GCC's warnings that need optimization (-Wmaybe-uninitialized)
+  # at a fifth less compile time than -O1 on the CI's 2 cores, with line
+  # tables left for crash reports. The heavy tests' time is NVRTC's,
+  # hiprtc's and clang's, which this does not change.
   start=$SECONDS
-  configure build-ci -Dwerror=true "${fast[@]}"
+  configure build-ci -Dwerror=true -Doptimization=g -Ddebug=false -Dcpp_args=-g1
   # A failed build still ends in the counts line: its missing log counts as
   # a failure.
   ninja -C build-ci -j"$jobs" || echo "== build-ci: BUILD FAILED"
   local built=$SECONDS
-  meson test -C build-ci --num-processes "$jobs" --print-errorlogs || true
+  # Twice the cores: a few tests mostly wait (a plugin probe's deadline, a
+  # child that hangs on purpose) and would hold a slot.
+  meson test -C build-ci --num-processes $((2 * jobs)) --print-errorlogs || true
   logs+=(build-ci/meson-logs/testlog.json)
   times+=("build-ci    build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
 
-  echo "== build-asan: AddressSanitizer + UndefinedBehaviorSanitizer"
-  # Suite 'heavy' (the NVRTC and HIP kernel matrices, the CUDA and HIP
-  # compile-only conformance runs, the conformance runner's --large cases)
-  # spends its time inside NVRTC, hiprtc and clang, which ASan does not
-  # instrument, or in filling large buffers: it ran in build-ci above and is
-  # not run again here. The plugin code it drives runs under ASan in the
-  # lighter gpu-compile tests. -O0: half the compile time of -O1 under the
-  # sanitizers, and what runs here is light. No Python extension: its tests
-  # cannot run under ASan (tests/python/meson.build says why).
+  echo "== build-asan: AddressSanitizer + UndefinedBehaviorSanitizer, and the fuzzers"
+  # clang 19 (half GCC's compile time under these sanitizers) at -O0 (half
+  # clang's -O1), linked by lld. Its core is also instrumented for
+  # libFuzzer's coverage (-Dfuzz=enabled, fuzz/meson.build), so the same
+  # objects serve the tests and the fuzzers, each fuzzed for 20 s (suite
+  # fuzz-run). Suite 'heavy' (the NVRTC and HIP kernel matrices, the CUDA
+  # and HIP compile-only conformance runs, the conformance runner's --large
+  # cases) spends its time inside NVRTC, hiprtc and clang, which ASan does
+  # not instrument, or in filling large buffers: it ran in build-ci above,
+  # is not run again here, and the programs only it runs are not built. The
+  # plugin code it drives runs under ASan in the lighter gpu-compile tests.
+  # No Python extension: its tests cannot run under ASan
+  # (tests/python/meson.build says why).
   start=$SECONDS
-  configure build-asan -Dwerror=true -Doptimization=0 -Ddebug=false -Dcpp_args=-g1 \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dexamples=false \
-    -Dpython=disabled
-  ninja -C build-asan -j"$jobs" || echo "== build-asan: BUILD FAILED"
+  # -fno-sanitize=function,enum: two checks clang has and GCC's UBSan (this
+  # build's compiler until now) never ran. They report the fake CUDA
+  # driver's entry points called through the real driver API's pointer
+  # types (CUresult is an enum there, int here) and the tests that put
+  # out-of-range values in the C ABI's enum fields on purpose.
+  CC=clang-19 CXX=clang++-19 CC_LD=lld CXX_LD=lld configure build-asan -Dwerror=true \
+    -Doptimization=0 -Ddebug=false \
+    -Dcpp_args=-g1,-fno-sanitize=function,-fno-sanitize=enum -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dbench=false -Dexamples=false -Dpython=disabled \
+    -Dfuzz=enabled -Dfuzz_seconds=20
+  local asan_targets
+  mapfile -t asan_targets < <(targets_but_heavy_only build-asan)
+  ninja -C build-asan -j"$jobs" "${asan_targets[@]}" || echo "== build-asan: BUILD FAILED"
   built=$SECONDS
-  # intercept_tls_get_addr=0: GCC 12's sanitizer runtime takes a dynamic TLS
+  # intercept_tls_get_addr=0: the sanitizer runtime takes a dynamic TLS
   # block that happens to start 16 bytes past a page boundary for a pre-2.19
   # glibc header and reads a bogus range from before it; LeakSanitizer's
   # tracer then faults scanning it at exit ("Tracer caught signal 11"), a
@@ -137,14 +180,18 @@ test_job() {
   # them (the suite reports no new leak).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
   LSAN_OPTIONS=suppressions=$here/tests/lsan.supp:print_suppressions=0 \
-    meson test -C build-asan --num-processes "$jobs" --print-errorlogs --timeout-multiplier 3 \
-      --no-suite heavy || true
+  ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-19/bin/llvm-symbolizer \
+  UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_summary=1:print_stacktrace=1:external_symbolizer_path=/usr/lib/llvm-19/bin/llvm-symbolizer \
+    meson test -C build-asan --no-rebuild --num-processes $((2 * jobs)) --print-errorlogs \
+      --timeout-multiplier 3 --no-suite heavy || true
   logs+=(build-asan/meson-logs/testlog.json)
   times+=("build-asan  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
 
   echo "== build-tsan: ThreadSanitizer on the registry, compile cache, remote cache, runtime and launch memo"
+  # clang 19 at -O0, linked by lld, as build-asan.
   start=$SECONDS
-  configure build-tsan "${fast[@]}" -Db_sanitize=thread -Db_lundef=false \
+  CC=clang-19 CXX=clang++-19 CC_LD=lld CXX_LD=lld configure build-tsan -Doptimization=0 \
+    -Ddebug=false -Dcpp_args=-g1 -Db_sanitize=thread -Db_lundef=false \
     -Dbench=false -Dexamples=false -Dpython=disabled
   # The remote cache's tests warm the kernel set on the CPU reference too.
   local tsan_tests=(unit-registry unit-compile_cache unit-runtime unit-remote_cache
@@ -155,27 +202,10 @@ test_job() {
     tests/plugins/batches/libjitwarm-fake-batches.so \
     plugins/reference-cpu/libjitwarm-reference-cpu.so || echo "== build-tsan: BUILD FAILED"
   built=$SECONDS
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:external_symbolizer_path=/usr/lib/llvm-19/bin/llvm-symbolizer \
     meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 4 "${tsan_tests[@]}" || true
   logs+=(build-tsan/meson-logs/testlog.json)
   times+=("build-tsan  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
-
-  echo "== build-fuzz: each libFuzzer target fuzzed for a bounded time"
-  # clang 14 and its libFuzzer (scripts/debian-packages.txt); the core is
-  # compiled into each fuzzer, instrumented, with ASan and UBSan. Only the
-  # fuzzers are built. Every other build replays the corpora (suite fuzz).
-  start=$SECONDS
-  CC=clang-14 CXX=clang++-14 configure build-fuzz -Dfuzz=enabled -Dfuzz_seconds=20 \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dtests=false -Dbench=false \
-    -Dexamples=false -Dcuda=disabled -Dhip=disabled -Dpython=disabled "${fast[@]}"
-  ninja -C build-fuzz -j"$jobs" fuzz/fuzz_compile_key fuzz/fuzz_manifest \
-    fuzz/fuzz_cache_entry fuzz/fuzz_cache_bundle fuzz/fuzz_schema ||
-    echo "== build-fuzz: BUILD FAILED"
-  built=$SECONDS
-  meson test -C build-fuzz --no-rebuild --num-processes "$jobs" --print-errorlogs \
-    --suite fuzz-run || true
-  logs+=(build-fuzz/meson-logs/testlog.json)
-  times+=("build-fuzz  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
 
   echo "== time per build"
   printf '%s\n' "${times[@]}"

@@ -119,7 +119,7 @@ void start_thread_left_running(const jw_host_api* host) {
           : nullptr;
   const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;
   std::thread([fd] {
-    for (unsigned long beats = 0;; ++beats) {
+    for (;;) {
       if (fd >= 0) {
         const char beat = 'b';
         if (::write(fd, &beat, 1) != 1) ::usleep(1000);
@@ -537,7 +537,8 @@ int g_vendor = fake_vendor_library_version();
 
 // Zero first, then the fields this plugin sets: fields appended to the ABI
 // later stay zero (and compilers do not warn about missing initializers).
-const jw_plugin_api kApi = [] {
+// Unused by the variant without an entry symbol (FAKE_NO_ENTRY_SYMBOL).
+[[maybe_unused]] const jw_plugin_api kApi = [] {
   jw_plugin_api api{};
   api.struct_size = sizeof(jw_plugin_api);
   api.name = FAKE_PLUGIN_NAME;
