@@ -131,7 +131,8 @@ test_job() {
   # tables left for crash reports. The heavy tests' time is NVRTC's,
   # hiprtc's and clang's, which this does not change.
   start=$SECONDS
-  configure build-ci -Dwerror=true -Doptimization=g -Ddebug=false -Dcpp_args=-g1
+  configure build-ci -Dwerror=true -Doptimization=g -Ddebug=false -Dcpp_args=-g1 ||
+    echo "== build-ci: CONFIGURE FAILED"
   # A failed build still ends in the counts line: its missing log counts as
   # a failure.
   ninja -C build-ci -j"$jobs" || echo "== build-ci: BUILD FAILED"
@@ -163,9 +164,9 @@ test_job() {
   # out-of-range values in the C ABI's enum fields on purpose.
   CC=clang-19 CXX=clang++-19 CC_LD=lld CXX_LD=lld configure build-asan -Dwerror=true \
     -Doptimization=0 -Ddebug=false \
-    -Dcpp_args=-g1,-fno-sanitize=function,-fno-sanitize=enum -Db_sanitize=address,undefined \
+    -Dcpp_args='-g1 -fno-sanitize=function -fno-sanitize=enum' -Db_sanitize=address,undefined \
     -Db_lundef=false -Dbench=false -Dexamples=false -Dpython=disabled \
-    -Dfuzz=enabled -Dfuzz_seconds=20
+    -Dfuzz=enabled -Dfuzz_seconds=20 || echo "== build-asan: CONFIGURE FAILED"
   local asan_targets
   mapfile -t asan_targets < <(targets_but_heavy_only build-asan)
   ninja -C build-asan -j"$jobs" "${asan_targets[@]}" || echo "== build-asan: BUILD FAILED"
@@ -192,7 +193,7 @@ test_job() {
   start=$SECONDS
   CC=clang-19 CXX=clang++-19 CC_LD=lld CXX_LD=lld configure build-tsan -Doptimization=0 \
     -Ddebug=false -Dcpp_args=-g1 -Db_sanitize=thread -Db_lundef=false \
-    -Dbench=false -Dexamples=false -Dpython=disabled
+    -Dbench=false -Dexamples=false -Dpython=disabled || echo "== build-tsan: CONFIGURE FAILED"
   # The remote cache's tests warm the kernel set on the CPU reference too.
   local tsan_tests=(unit-registry unit-compile_cache unit-runtime unit-remote_cache
     unit-last_result_memo)

@@ -1065,6 +1065,16 @@ def group_trust():
               code == 0 and "169 compiled" in out and "not trusted" in err, out + err[:300])
         check("... its workers' unsigned compiles are not refused by the warmup itself",
               "not signed" not in err, err[:300])
+        conformance = ["conformance", "--platform", "cpu", "--kernel", "silu_and_mul",
+                       "--no-isolation", "--cache-dir", node]
+        code, out, err = run(*conformance, "--trusted-key", other + ".pub",
+                             env={"JITWARM_LOG_LEVEL": "warning"})
+        check("conformance trusting another key refuses the cache's entries, compiles, passes",
+              code == 0 and "not trusted" in err, out[-300:] + err[:300])
+        code, out, err = run(*conformance, "--trusted-key", key + ".pub",
+                             env={"JITWARM_LOG_LEVEL": "warning"})
+        check("conformance trusting the build key loads them (no refusal), passes",
+              code == 0 and "not trusted" not in err, out[-300:] + err[:300])
         why = ["cache", "why", "--plugin-path", REFERENCE, "-c", node, MANIFEST,
                "--target", "cpu:x86_64", "--json"]
         code, out, err = run(*why, "--trusted-key", other + ".pub")

@@ -155,6 +155,7 @@ CaseRunner::CaseRunner(const Options& options) : options_(options) {
   RuntimeOptions runtime_options;
   runtime_options.cache_dir = options_.cache_dir;
   runtime_options.no_cache_dir = options_.cache_dir.empty();
+  options_.trust.apply(runtime_options);
   runtime_options.no_remote_cache = true;
   runtime_options.log = [this](jw_log_level level, const std::string& message) {
     if (level >= JW_LOG_WARNING) log_.push_back(message);

@@ -115,6 +115,7 @@ ParsedOptions parse_options(const std::vector<std::string>& args,
       ("verbose,v", po::bool_switch(&options.verbose),
        "print every result, not only the ones that need attention");
   // clang-format on
+  options.trust.add_to(description, cli::TrustOptions::trust);
   // --json took a file before it became a flag: say where the file goes
   // now rather than only that the file name is unexpected.
   for (std::size_t i = 0; i + 1 < args.size() && args[i] != "--"; ++i) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exit_codes.hpp"
+#include "trust_options.hpp"
 
 namespace jitwarm::conformance {
 
@@ -46,6 +47,7 @@ struct Options {
   unsigned jobs = 1;
   bool large = false;
   std::string cache_dir;  // --cache-dir: empty, no persistent cache
+  cli::TrustOptions trust;  // --trusted-key: entries loaded from that cache
   uint64_t seed = 0;
   bool isolate = true;
   bool verbose = false;
