@@ -1065,16 +1065,6 @@ def group_trust():
               code == 0 and "169 compiled" in out and "not trusted" in err, out + err[:300])
         check("... its workers' unsigned compiles are not refused by the warmup itself",
               "not signed" not in err, err[:300])
-        conformance = ["conformance", "--platform", "cpu", "--kernel", "silu_and_mul",
-                       "--no-isolation", "--cache-dir", node]
-        code, out, err = run(*conformance, "--trusted-key", other + ".pub",
-                             env={"JITWARM_LOG_LEVEL": "warning"})
-        check("conformance trusting another key refuses the cache's entries, compiles, passes",
-              code == 0 and "not trusted" in err, out[-300:] + err[:300])
-        code, out, err = run(*conformance, "--trusted-key", key + ".pub",
-                             env={"JITWARM_LOG_LEVEL": "warning"})
-        check("conformance trusting the build key loads them (no refusal), passes",
-              code == 0 and "not trusted" not in err, out[-300:] + err[:300])
         why = ["cache", "why", "--plugin-path", REFERENCE, "-c", node, MANIFEST,
                "--target", "cpu:x86_64", "--json"]
         code, out, err = run(*why, "--trusted-key", other + ".pub")
@@ -1085,6 +1075,22 @@ def group_trust():
         code, out, err = run(*why, "--trusted-key", key + ".pub")
         check("cache why under the build key: every key would hit (0)",
               code == 0 and (parse_json(out) or {}).get("would_miss") == 0, out[:300] + err)
+        # conformance --trusted-key: under the build key it loads the signed entries (every
+        # entry stays the build's); under another it refuses them and compiles its own
+        # (unsigned: the build key then finds them untrusted).
+        conformance = ["conformance", "--platform", "cpu", "--kernel", "silu_and_mul",
+                       "--no-isolation", "--cache-dir", node]
+        verify = ["cache", "verify", "--cache-dir", node, "--trusted-key", key + ".pub"]
+        code, out, err = run(*conformance, "--trusted-key", key + ".pub")
+        code_verify, verified, _ = run(*verify)
+        check("conformance trusting the build key passes on the signed entries, rewriting none",
+              code == 0 and code_verify == 0 and "0 untrusted" in verified,
+              out[-300:] + err[:300] + verified)
+        code, out, err = run(*conformance, "--trusted-key", other + ".pub")
+        code_verify, verified, _ = run(*verify)
+        check("conformance trusting another key refuses them, compiles its own and passes",
+              code == 0 and code_verify == 1 and "0 untrusted" not in verified,
+              out[-300:] + err[:300] + verified)
         for args, message in ((["export", "-o", bundle, "--sha256", "00"], "--sha256 is for"),
                               (["import", bundle, "--signing-key", key], "--signing-key is for"),
                               (["keygen"], "keygen needs --output")):

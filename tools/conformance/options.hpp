@@ -46,7 +46,7 @@ struct Options {
   double timeout_seconds = 60;
   unsigned jobs = 1;
   bool large = false;
-  std::string cache_dir;  // --cache-dir: empty, no persistent cache
+  std::string cache_dir;    // --cache-dir: empty, no persistent cache
   cli::TrustOptions trust;  // --trusted-key: entries loaded from that cache
   uint64_t seed = 0;
   bool isolate = true;
