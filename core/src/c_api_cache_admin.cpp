@@ -79,7 +79,7 @@ jw_cache_bundle_summary* to_c(CacheBundleSummary s) {
   c.targets = owned->targets.data();
   c.num_targets = owned->targets.count();
   c.manifest = owned->entries.data();
-  c.num_entries = owned->entries.pointers.size();
+  c.num_entries = owned->entries.count();
   c.sha256 = summary.sha256.c_str();
   c.signer = summary.signer.c_str();
   return owned.release();
@@ -103,7 +103,7 @@ jw_cache_listing* to_c(CacheListing listing) {
   jw_cache_listing& c = *owned;
   c.cache_dir = owned->value.cache_dir.c_str();
   c.entries = owned->entries.data();
-  c.num_entries = owned->entries.pointers.size();
+  c.num_entries = owned->entries.count();
   c.corrupt_paths = owned->paths.data();
   c.corrupt_reasons = owned->reasons.data();
   c.num_corrupt = owned->paths.size();

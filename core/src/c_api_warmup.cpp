@@ -54,7 +54,7 @@ void finish_warmup(WarmupResult result, jw_warmup_result** out) {
   jw_warmup_result& c = *owned;
   set_header(c);
   c.keys = owned->items.data();
-  c.num_keys = owned->items.pointers.size();
+  c.num_keys = owned->items.count();
   c.compiled = result.compiled;
   c.cached = result.cached;
   c.failed = result.failed;
