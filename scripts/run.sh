@@ -106,13 +106,13 @@ for test in introspect("--tests"):
     else:
         light.add(test["cmd"][0])
         needed.update(test["depends"])
+heavy_only = heavy - light
 for target in introspect("--targets"):
     if not (target["build_by_default"] or target["id"] in needed):
         continue
     for path in target["filename"]:
-        if target["type"] == "executable" and path in heavy - light:
-            continue
-        print(os.path.relpath(path, build))
+        if path not in heavy_only:
+            print(os.path.relpath(path, build))
 PY
 }
 
@@ -123,6 +123,8 @@ duration() {
 
 test_job() {
   install_packages
+  # file:line in the sanitizers' reports (llvm-19, scripts/debian-packages.txt).
+  local symbolizer=/usr/lib/llvm-19/bin/llvm-symbolizer
   local logs=() times=() start
   rm -f build-{ci,asan,tsan}/meson-logs/testlog.json  # never count an old run
   echo "== build-ci: warnings as errors"
@@ -181,8 +183,8 @@ test_job() {
   # them (the suite reports no new leak).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
   LSAN_OPTIONS=suppressions=$here/tests/lsan.supp:print_suppressions=0 \
-  ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-19/bin/llvm-symbolizer \
-  UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_summary=1:print_stacktrace=1:external_symbolizer_path=/usr/lib/llvm-19/bin/llvm-symbolizer \
+  ASAN_SYMBOLIZER_PATH=$symbolizer \
+  UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_summary=1:print_stacktrace=1:external_symbolizer_path=$symbolizer \
     meson test -C build-asan --no-rebuild --num-processes $((2 * jobs)) --print-errorlogs \
       --timeout-multiplier 3 --no-suite heavy || true
   logs+=(build-asan/meson-logs/testlog.json)
@@ -203,7 +205,7 @@ test_job() {
     tests/plugins/batches/libjitwarm-fake-batches.so \
     plugins/reference-cpu/libjitwarm-reference-cpu.so || echo "== build-tsan: BUILD FAILED"
   built=$SECONDS
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:external_symbolizer_path=/usr/lib/llvm-19/bin/llvm-symbolizer \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:external_symbolizer_path=$symbolizer \
     meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier 4 "${tsan_tests[@]}" || true
   logs+=(build-tsan/meson-logs/testlog.json)
   times+=("build-tsan  build $(duration $((built - start))), tests $(duration $((SECONDS - built)))")
