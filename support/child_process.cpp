@@ -114,8 +114,13 @@ std::string ChildEnd::describe() const {
                        std::strerror(wait_error_));
   }
   if (const std::optional<int> signal_number = signal()) {
-    return fmt::format("killed by signal {} ({})", *signal_number,
-                       strsignal(*signal_number));
+    // sigabbrev_np names the signal as the C headers do ("SEGV"), the same
+    // on every glibc and locale, unlike strsignal's sentence.
+    const char* abbreviation = sigabbrev_np(*signal_number);
+    return abbreviation != nullptr
+               ? fmt::format("killed by signal {} (SIG{})", *signal_number,
+                             abbreviation)
+               : fmt::format("killed by signal {}", *signal_number);
   }
   if (const std::optional<int> status = exit_status()) {
     return fmt::format("exited with status {}", *status);

@@ -18,10 +18,10 @@
 // - A child is reaped exactly once. One this object still holds when it
 //   goes (an exception unwinding past it) is killed and reaped then, so no
 //   path leaves a zombie or an orphan.
-// - ChildEnd::describe words how a child ended. Two callers keep older
-//   wordings that their tests and documents quote whole: the probe's
-//   "crashed while loading: SIGSEGV in ..." and the HIP plugin's "clang
-//   failed (exit status 1)"; they read the end from ChildEnd all the same.
+// - ChildEnd::describe is the one wording of how a child ended; every
+//   caller quotes it (the pool's "worker process killed by signal 11
+//   (SIGSEGV)", the probe's "... while loading, in register_all", the HIP
+//   plugin's "clang failed (exited with status 1)").
 #pragma once
 
 #include <sys/types.h>
@@ -51,7 +51,7 @@ class ChildEnd {
   // The errno of a failed wait, else 0.
   int wait_error() const { return wait_error_; }
 
-  // "exited with status 3", "killed by signal 11 (Segmentation fault)",
+  // "exited with status 3", "killed by signal 11 (SIGSEGV)",
   // "ended with wait status N", "could not be waited for (No child
   // processes)".
   std::string describe() const;

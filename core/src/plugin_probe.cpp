@@ -72,20 +72,12 @@ void run_probe_child(int fd, const std::vector<std::string>& candidates,
   }
 }
 
-// "SIGSEGV" for 11.
-std::string signal_name(int signal_number) {
-  const char* abbreviation = sigabbrev_np(signal_number);
-  return abbreviation != nullptr ? fmt::format("SIG{}", abbreviation)
-                                 : fmt::format("signal {}", signal_number);
-}
-
 bool is_unload_stage(std::string_view stage) {
   return stage == "unregister_all" || stage == "shutdown";
 }
 
-// Why the candidate whose probe ended so must not be loaded. A crash names
-// its signal by its abbreviation (the documented and tested texts of
-// plugin_probe.hpp); an exit is worded as ChildEnd words it.
+// Why the candidate whose probe ended so must not be loaded: how the child
+// ended, as ChildEnd words it, and where (plugin_probe.hpp's examples).
 std::string describe_death(const ChildEnd& end, bool timed_out,
                            double timeout_seconds, const std::string& stage) {
   const std::string phase =
@@ -95,10 +87,6 @@ std::string describe_death(const ChildEnd& end, bool timed_out,
   if (timed_out) {
     return fmt::format("timed out after {:g} s {}, in {}", timeout_seconds,
                        phase, where);
-  }
-  if (const std::optional<int> signal_number = end.signal()) {
-    return fmt::format("crashed {}: {} in {}", phase,
-                       signal_name(*signal_number), where);
   }
   return fmt::format("{} {}, in {}", end.describe(), phase, where);
 }

@@ -7,7 +7,7 @@
 // parent watches, and a candidate whose probe dies or runs past the bound
 // is rejected with what happened and where:
 //
-//   crashed while loading: SIGSEGV in jitwarm_plugin_negotiate
+//   killed by signal 11 (SIGSEGV) while loading, in jitwarm_plugin_negotiate
 //   exited with status 3 while loading, in register_all
 //   timed out after 30 s while loading, in jitwarm_plugin_negotiate
 //

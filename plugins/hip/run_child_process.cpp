@@ -9,12 +9,6 @@
 
 namespace jitwarm::hip {
 
-std::string ChildProcessResult::outcome() const {
-  if (!started) return error;
-  if (signal != 0) return "killed by signal " + std::to_string(signal);
-  return "exit status " + std::to_string(exit_status);
-}
-
 ChildProcessResult run_child_process(const std::vector<std::string>& argv,
                                      const std::string& working_directory) {
   ChildProcessResult result;
@@ -37,6 +31,7 @@ ChildProcessResult run_child_process(const std::vector<std::string>& argv,
   } else if (const std::optional<int> status = end.exit_status()) {
     result.exit_status = *status;
   }
+  result.ending = end.describe();
   return result;
 }
 

@@ -17,12 +17,14 @@ struct ChildProcessResult {
   int signal = 0;        // when a signal ended it
   std::string output;    // stdout and stderr, interleaved
   std::string error;
+  // How it ended, in the supervisor's words ("exited with status 1",
+  // "killed by signal 9 (SIGKILL)"), when it started.
+  std::string ending;
 
   bool succeeded() const { return started && signal == 0 && exit_status == 0; }
-  // "exit status 1", "killed by signal 11", or the start error: shorter
-  // than ChildEnd::describe, inside the compile errors that quote it
-  // ("clang failed (exit status 1)"), and kept as those say it.
-  std::string outcome() const;
+  // `ending`, or the start error: what the compile errors quote ("clang
+  // failed (exited with status 1)").
+  std::string outcome() const { return started ? ending : error; }
 };
 
 // argv[0] is the program's path (searched in PATH when it has no slash).

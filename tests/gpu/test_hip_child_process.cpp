@@ -28,7 +28,7 @@ TEST_CASE(
   CHECK_FALSE(r.succeeded());
   CHECK(r.output.find("to-stdout") != std::string::npos);
   CHECK(r.output.find("to-stderr") != std::string::npos);
-  CHECK(r.outcome() == "exit status 3");
+  CHECK(r.outcome() == "exited with status 3");
 }
 
 TEST_CASE("given a program found in PATH, then it runs where it is told") {
@@ -46,7 +46,7 @@ TEST_CASE("given a program killed by a signal, then the signal is reported") {
   CHECK(r.started);
   CHECK(r.signal == 9);
   CHECK_FALSE(r.succeeded());
-  CHECK(r.outcome() == "killed by signal 9");
+  CHECK(r.outcome() == "killed by signal 9 (SIGKILL)");
 }
 
 TEST_CASE("given a program that does not exist, then nothing starts") {

@@ -188,7 +188,7 @@ TEST_CASE(
 
   hip::ClangHipCompiler broken({"/bin/false"}, "test");
   CHECK(broken.installation_for("gfx942", why_not) == nullptr);
-  CHECK(why_not.find("'/bin/false --version' failed (exit status 1)") !=
+  CHECK(why_not.find("'/bin/false --version' failed (exited with status 1)") !=
         std::string::npos);
   gpu::RtcProgram program;
   program.source_name = "empty.hip";

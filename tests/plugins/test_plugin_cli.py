@@ -90,8 +90,8 @@ try:
         p = by_file.get(f"libjitwarm-zoo-{variant}.so", {})
         how = {"spins": "timed out after 5 s while loading",
                "exits": "exited with status ",
-               "segfaults": "crashed while loading: SIG",
-               "aborts": "crashed while loading: SIGABRT"}[variant.split("-")[1]]
+               "segfaults": "killed by signal ",
+               "aborts": "killed by signal 6 (SIGABRT) while loading"}[variant.split("-")[1]]
         check(f"plugins: {variant} rejected, saying how and in {where}",
               p.get("status") == "rejected" and p.get("reason") == "crashed in probe"
               and how in p.get("detail", "") and p.get("detail", "").endswith(f" in {where}"),
@@ -106,7 +106,7 @@ try:
     code, out, err = run("plugins", "--plugin-path", f"{segfaults}:{REFERENCE}",
                          plugin_path="")
     check("plugins (text) names the crash",
-          code == 0 and "crashed in probe: crashed while loading: SIG" in out
+          code == 0 and "crashed in probe: killed by signal " in out
           and "1 loaded, 1 rejected" in out, out + err)
     code, out, err = run("plugins", "--strict", "--plugin-path", f"{segfaults}:{REFERENCE}",
                          plugin_path="")

@@ -324,11 +324,11 @@ struct PluginLoadOptions {
   std::vector<std::string> kernel_path = {};
   // Load each candidate in a child process first: one that crashes,
   // aborts, exits or runs past probe_timeout_seconds there, in its own
-  // code, is rejected (crashed_in_probe: "crashed while loading: SIGSEGV in
-  // jitwarm_plugin_negotiate") and never loaded here; the others load as
-  // usual. JITWARM_PLUGIN_ISOLATION=1 turns it on for every load of any
-  // host; `jitwarm` always probes. Costs one fork and a load per candidate
-  // (docs/reliability.md).
+  // code, is rejected (crashed_in_probe: "killed by signal 11 (SIGSEGV)
+  // while loading, in jitwarm_plugin_negotiate") and never loaded here; the
+  // others load as usual. JITWARM_PLUGIN_ISOLATION=1 turns it on for every load
+  // of any host; `jitwarm` always probes. Costs one fork and a load per
+  // candidate (docs/reliability.md).
   bool isolate = false;
   double probe_timeout_seconds = 60;
 };
