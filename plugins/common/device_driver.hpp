@@ -81,6 +81,9 @@ class DeviceDriver {
   virtual ~DeviceDriver() = default;
 
   virtual DriverStatus status() = 0;
+  // Whether the vendor's library opened with every symbol the driver needs
+  // (else nothing launches, and status() says why).
+  virtual bool library_available() const { return true; }
   // Devices visible to the driver (0 without a driver). Initializes it.
   virtual int32_t device_count() = 0;
   // The device's architecture as a target arch, e.g. "sm_90", "gfx942".

@@ -408,10 +408,10 @@ InstalledBackends& installed_backends() {
   return *installed;
 }
 
-}  // namespace
-
-void install_backend(std::unique_ptr<GpuBackend> backend,
-                     const jw_host_api& host) {
+// Registers `backend` with `host` and keeps it until unregister_all or
+// shutdown.
+void keep_backend(std::unique_ptr<GpuBackend> backend,
+                  const jw_host_api& host) {
   InstalledBackends& installed = installed_backends();
   {
     std::lock_guard<std::mutex> lock(installed.mutex);
@@ -427,6 +427,58 @@ void install_backend(std::unique_ptr<GpuBackend> backend,
   register_with(made, host);
   std::lock_guard<std::mutex> lock(installed.mutex);
   installed.by_host.emplace(&host, std::move(made));
+}
+
+// One runtime is done with its backend (its own compiler, driver and
+// modules); the others keep theirs.
+void unregister_all(const jw_host_api* host) {
+  static_cast<void>(plugin::guarded([&] {
+    if (host == nullptr) return;
+    InstalledBackend uninstalled;
+    {
+      InstalledBackends& installed = installed_backends();
+      std::lock_guard<std::mutex> lock(installed.mutex);
+      const auto found = installed.by_host.find(host);
+      if (found == installed.by_host.end()) return;
+      uninstalled = std::move(found->second);
+      installed.by_host.erase(found);
+    }
+    uninstalled.backend->shutdown();
+  }));
+  plugin::host_tables().detach(host);
+}
+
+void shutdown() {
+  static_cast<void>(plugin::guarded([] {
+    std::map<const jw_host_api*, InstalledBackend> backends;
+    {
+      InstalledBackends& installed = installed_backends();
+      std::lock_guard<std::mutex> lock(installed.mutex);
+      backends.swap(installed.by_host);
+    }
+    for (auto& [host, installed] : backends) installed.backend->shutdown();
+  }));
+  plugin::host_tables().detach_all();
+}
+
+}  // namespace
+
+void install_backend(OpenedBackend opened, const jw_host_api& host) {
+  const std::string& plugin_name = opened.description.plugin_name;
+  if (opened.compiler == nullptr && !opened.driver->library_available()) {
+    throw plugin::PluginError(
+        JW_ERROR_UNSUPPORTED,
+        plugin_name + " can neither compile nor launch: " +
+            opened.compiler_missing + "; " + opened.driver->status().detail);
+  }
+  const std::string summary = plugin_name + ": " + opened.compiler_summary +
+                              "; " + opened.driver->status().detail;
+  keep_backend(std::make_unique<GpuBackend>(std::move(opened.description),
+                                            std::move(opened.compiler),
+                                            std::move(opened.compiler_missing),
+                                            std::move(opened.driver)),
+               host);
+  plugin::log(JW_LOG_INFO, summary);
 }
 
 jw_status implement_source_kernel(const jw_host_api* host,
@@ -454,27 +506,19 @@ jw_status implement_source_kernel(const jw_host_api* host,
   });
 }
 
-void uninstall_backend(const jw_host_api& host) {
-  InstalledBackend uninstalled;
-  {
-    InstalledBackends& installed = installed_backends();
-    std::lock_guard<std::mutex> lock(installed.mutex);
-    const auto found = installed.by_host.find(&host);
-    if (found == installed.by_host.end()) return;
-    uninstalled = std::move(found->second);
-    installed.by_host.erase(found);
-  }
-  uninstalled.backend->shutdown();
-}
-
-void shutdown_installed_backends() {
-  std::map<const jw_host_api*, InstalledBackend> backends;
-  {
-    InstalledBackends& installed = installed_backends();
-    std::lock_guard<std::mutex> lock(installed.mutex);
-    backends.swap(installed.by_host);
-  }
-  for (auto& [host, installed] : backends) installed.backend->shutdown();
+jw_plugin_api gpu_plugin_api(const char* name, const char* version,
+                             jw_status (*register_all)(const jw_host_api*)) {
+  // Zero first, then the fields a GPU plugin sets: compilers then do not
+  // warn about missing initializers either.
+  jw_plugin_api api{};
+  api.struct_size = sizeof(jw_plugin_api);
+  api.name = name;
+  api.version = version;
+  api.register_all = register_all;
+  api.shutdown = &shutdown;
+  api.unregister_all = &unregister_all;
+  api.implement_source_kernel = &implement_source_kernel;
+  return api;
 }
 
 }  // namespace jitwarm::gpu

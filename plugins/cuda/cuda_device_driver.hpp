@@ -81,8 +81,7 @@ class CudaDeviceDriver final : public gpu::DeviceDriver {
   CudaDeviceDriver();
   ~CudaDeviceDriver() override;
 
-  // Whether libcuda.so.1 opened with every symbol the plugin needs.
-  bool library_available() const { return api_ != nullptr; }
+  bool library_available() const override { return api_ != nullptr; }
 
   gpu::DriverStatus status() override;
   int32_t device_count() override;

@@ -55,67 +55,31 @@ jw_status register_all(const jw_host_api* host) {
           [&](const char* threads) { nvrtc->set_compile_threads(threads); },
           [&] { return std::to_string(nvrtc->compile_threads()); });
     }
-    auto driver = std::make_unique<CudaDeviceDriver>();
-    if (nvrtc == nullptr && !driver->library_available()) {
-      throw plugin::PluginError(
-          JW_ERROR_UNSUPPORTED,
-          "jitwarm-cuda can neither compile nor launch: " + nvrtc_missing +
-              "; " + driver->status().detail);
-    }
-    std::string summary = std::string(kPluginName) + ": ";
-    summary += nvrtc != nullptr
-                   ? nvrtc->identity() + " (" + nvrtc->library_origin() + ")"
-                   : "no compiler: " + nvrtc_missing;
+    std::string summary = nvrtc != nullptr ? nvrtc->identity() + " (" +
+                                                 nvrtc->library_origin() + ")"
+                                           : "no compiler: " + nvrtc_missing;
     if (nvrtc != nullptr) {
       summary +=
           nvrtc->linker_unavailable().empty()
               ? ", batches linked per kernel by " + nvrtc->linker_identity()
               : ", batches in one cubin (" + nvrtc->linker_unavailable() + ")";
     }
-    summary += "; " + driver->status().detail;
-
-    gpu::GpuBackendDescription description;
-    description.plugin_name = kPluginName;
-    description.platform = "cuda";
-    description.impl_name = "cuda-nvrtc";
-    description.compiler_label = "NVRTC";
-    description.parse_target = &parse_cuda_target;
-    auto backend = std::make_unique<gpu::GpuBackend>(
-        std::move(description), std::move(nvrtc), nvrtc_missing,
-        std::move(driver));
-    gpu::install_backend(std::move(backend), *host);
-    plugin::log(JW_LOG_INFO, summary);
+    gpu::OpenedBackend opened;
+    opened.description = {.plugin_name = kPluginName,
+                          .platform = "cuda",
+                          .impl_name = "cuda-nvrtc",
+                          .compiler_label = "NVRTC",
+                          .parse_target = &parse_cuda_target};
+    opened.compiler = std::move(nvrtc);
+    opened.compiler_missing = std::move(nvrtc_missing);
+    opened.compiler_summary = std::move(summary);
+    opened.driver = std::make_unique<CudaDeviceDriver>();
+    gpu::install_backend(std::move(opened), *host);
   });
 }
 
-// One runtime is done with its backend (its own compiler, driver and
-// modules); the others keep theirs.
-void unregister_all(const jw_host_api* host) {
-  static_cast<void>(plugin::guarded([&] {
-    if (host != nullptr) gpu::uninstall_backend(*host);
-  }));
-  plugin::host_tables().detach(host);
-}
-
-void shutdown() {
-  static_cast<void>(
-      plugin::guarded([] { gpu::shutdown_installed_backends(); }));
-  plugin::host_tables().detach_all();
-}
-
-// Zero first, then the fields this plugin sets: fields appended to the ABI
-// later stay zero (and compilers do not warn about missing initializers).
-const jw_plugin_api kPluginApi = [] {
-  jw_plugin_api api{};
-  api.struct_size = sizeof(jw_plugin_api);
-  api.name = kPluginName;
-  api.version = kPluginVersion;
-  api.register_all = &register_all;
-  api.shutdown = &shutdown;
-  api.unregister_all = &unregister_all;
-  api.implement_source_kernel = &gpu::implement_source_kernel;
-  return api;
-}();
+const jw_plugin_api kPluginApi =
+    gpu::gpu_plugin_api(kPluginName, kPluginVersion, &register_all);
 
 }  // namespace
 }  // namespace jitwarm::cuda

@@ -74,8 +74,7 @@ class HipDeviceDriver final : public gpu::DeviceDriver {
   explicit HipDeviceDriver(std::string kfd_path = "/dev/kfd");
   ~HipDeviceDriver() override;
 
-  // Whether the HIP runtime opened with every symbol the plugin needs.
-  bool library_available() const { return api_ != nullptr; }
+  bool library_available() const override { return api_ != nullptr; }
 
   gpu::DriverStatus status() override;
   int32_t device_count() override;

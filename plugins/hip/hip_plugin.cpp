@@ -56,63 +56,21 @@ std::unique_ptr<HipCompiler> open_compilers(std::string& why_not,
 
 jw_status register_all(const jw_host_api* host) {
   return plugin::register_with_host(host, kPluginName, [&] {
-    std::string compiler_missing;
-    std::string compiler_summary;
-    std::unique_ptr<HipCompiler> compiler =
-        open_compilers(compiler_missing, compiler_summary);
-    auto driver = std::make_unique<HipDeviceDriver>();
-    if (compiler == nullptr && !driver->library_available()) {
-      throw plugin::PluginError(
-          JW_ERROR_UNSUPPORTED,
-          "jitwarm-hip can neither compile nor launch: " + compiler_missing +
-              "; " + driver->status().detail);
-    }
-    const std::string summary = std::string(kPluginName) + ": " +
-                                compiler_summary + "; " +
-                                driver->status().detail;
-
-    gpu::GpuBackendDescription description;
-    description.plugin_name = kPluginName;
-    description.platform = "hip";
-    description.impl_name = "hip-rtc";
-    description.compiler_label = "hiprtc/clang";
-    description.parse_target = &parse_hip_target;
-    auto backend = std::make_unique<gpu::GpuBackend>(
-        std::move(description), std::move(compiler), compiler_missing,
-        std::move(driver));
-    gpu::install_backend(std::move(backend), *host);
-    plugin::log(JW_LOG_INFO, summary);
+    gpu::OpenedBackend opened;
+    opened.description = {.plugin_name = kPluginName,
+                          .platform = "hip",
+                          .impl_name = "hip-rtc",
+                          .compiler_label = "hiprtc/clang",
+                          .parse_target = &parse_hip_target};
+    opened.compiler =
+        open_compilers(opened.compiler_missing, opened.compiler_summary);
+    opened.driver = std::make_unique<HipDeviceDriver>();
+    gpu::install_backend(std::move(opened), *host);
   });
 }
 
-// One runtime is done with its backend (its own compiler, driver and
-// modules); the others keep theirs.
-void unregister_all(const jw_host_api* host) {
-  static_cast<void>(plugin::guarded([&] {
-    if (host != nullptr) gpu::uninstall_backend(*host);
-  }));
-  plugin::host_tables().detach(host);
-}
-
-void shutdown() {
-  static_cast<void>(
-      plugin::guarded([] { gpu::shutdown_installed_backends(); }));
-  plugin::host_tables().detach_all();
-}
-
-// Zero first, then the fields this plugin sets: fields appended to the ABI
-// later stay zero (and compilers do not warn about missing initializers).
-const jw_plugin_api kPluginApi = [] {
-  jw_plugin_api api{};
-  api.struct_size = sizeof(jw_plugin_api);
-  api.name = kPluginName;
-  api.version = kPluginVersion;
-  api.register_all = &register_all;
-  api.shutdown = &shutdown;
-  api.unregister_all = &unregister_all;
-  api.implement_source_kernel = &gpu::implement_source_kernel;
-  return api;
-}();
+const jw_plugin_api kPluginApi =
+    gpu::gpu_plugin_api(kPluginName, kPluginVersion, &register_all);
 
 }  // namespace
 }  // namespace jitwarm::hip

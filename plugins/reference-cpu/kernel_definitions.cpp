@@ -3,6 +3,9 @@
 #include "kernel_definitions.hpp"
 
 #include <array>
+#include <string>
+
+#include "dtype_info.hpp"
 
 #include "kernel_set.hpp"
 
@@ -48,6 +51,20 @@ const KernelDefinition* find_kernel_definition(std::string_view kernel_name) {
     if (definition->kernel_name == kernel_name) return definition;
   }
   return nullptr;
+}
+
+const Instantiation& select_by_dtype(const ParamReader& reader, uint32_t tensor,
+                                     std::span<const jw_dtype> dtypes,
+                                     std::span<const Instantiation> choices) {
+  const jw_dtype dtype = reader.tensor_dtype(tensor);
+  std::string taken;
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    if (dtypes[i] == dtype) return choices[i];
+    if (i > 0) taken += i + 1 == dtypes.size() ? " or " : ", ";
+    taken += dtype_name(dtypes[i]);
+  }
+  reader.fail(reader.param_name(tensor), " has dtype ", dtype_name(dtype), "; ",
+              reader.kernel(), " takes ", taken);
 }
 
 int64_t constexpr_at_least(const ParamReader& reader, uint32_t index,

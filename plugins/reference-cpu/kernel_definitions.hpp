@@ -59,6 +59,12 @@ std::span<const KernelDefinition* const> kernel_definitions();
 // nullptr for a name outside the kernel set.
 const KernelDefinition* find_kernel_definition(std::string_view kernel_name);
 
+// The instantiation for the dtype of tensor parameter `tensor`: choices[i]
+// serves dtypes[i]; another dtype fails, naming the ones the kernel takes.
+const Instantiation& select_by_dtype(const ParamReader& reader, uint32_t tensor,
+                                     std::span<const jw_dtype> dtypes,
+                                     std::span<const Instantiation> choices);
+
 // A constexpr that must be at least `minimum` (block sizes, world sizes).
 int64_t constexpr_at_least(const ParamReader& reader, uint32_t index,
                            int64_t minimum);

@@ -58,17 +58,6 @@ bool scalar_as_int64(const jw_scalar& s, int64_t* out) {
   return false;
 }
 
-std::string scalar_text(const jw_scalar& s) {
-  switch (s.kind) {
-    case JW_SCALAR_INT: return std::to_string(s.value.i);
-    case JW_SCALAR_UINT: return std::to_string(s.value.u);
-    case JW_SCALAR_FLOAT: return concat(s.value.f);
-    case JW_SCALAR_BOOL: return s.value.i != 0 ? "true" : "false";
-    case JW_SCALAR_NONE: break;
-  }
-  return "(none)";
-}
-
 CpuTarget parse_target(const char* target, const std::string& context) {
   const std::string_view text = target != nullptr ? target : "";
   const std::size_t colon = text.find(':');
@@ -94,6 +83,17 @@ CpuTarget parse_target(const char* target, const std::string& context) {
 }
 
 }  // namespace
+
+std::string scalar_text(const jw_scalar& s) {
+  switch (s.kind) {
+    case JW_SCALAR_INT: return std::to_string(s.value.i);
+    case JW_SCALAR_UINT: return std::to_string(s.value.u);
+    case JW_SCALAR_FLOAT: return concat(s.value.f);
+    case JW_SCALAR_BOOL: return s.value.i != 0 ? "true" : "false";
+    case JW_SCALAR_NONE: break;
+  }
+  return "(none)";
+}
 
 std::string_view short_kernel_name(std::string_view kernel_name) {
   const std::size_t dot = kernel_name.rfind('.');

@@ -51,6 +51,10 @@ int64_t enum_value(const Enum& value) {
 // "vllm.model_executor.layers.layernorm.rms_norm"), for messages.
 std::string_view short_kernel_name(std::string_view kernel_name);
 
+// A scalar as messages and key descriptions show it ("3", "0.5", "true",
+// "(none)").
+std::string scalar_text(const jw_scalar& s);
+
 // What instantiation selection and parameter validation read. Implemented
 // by KeyReader (a compile key) and KernelArgs (launch arguments), so the
 // same selection code runs at compile time and on the direct launch path

@@ -34,17 +34,6 @@ std::string int_spec_text(const jw_int_spec& spec) {
   return text;
 }
 
-std::string scalar_value_text(const jw_scalar& s) {
-  switch (s.kind) {
-    case JW_SCALAR_INT: return std::to_string(s.value.i);
-    case JW_SCALAR_UINT: return std::to_string(s.value.u);
-    case JW_SCALAR_FLOAT: return concat(s.value.f);
-    case JW_SCALAR_BOOL: return s.value.i != 0 ? "true" : "false";
-    case JW_SCALAR_NONE: break;
-  }
-  return "(none)";
-}
-
 // One line per key parameter: what the key says about it and whether the
 // instantiation depends on it (the rest only matters at launch).
 std::string key_parameters_text(const jw_compile_key_view& key) {
@@ -71,7 +60,7 @@ std::string key_parameters_text(const jw_compile_key_view& key) {
                              int_spec_text(p.int_spec));
         break;
       case JW_PARAM_CONSTEXPR:
-        text += concat("constexpr = ", scalar_value_text(p.constexpr_value));
+        text += concat("constexpr = ", scalar_text(p.constexpr_value));
         break;
     }
     text += "\n";

@@ -25,6 +25,7 @@ using device_args::Case;
 using device_args::Comparison;
 using device_args::DeviceError;
 using device_args::host_memory;
+using device_args::MemorySpace;
 using device_args::metadata_args;
 using device_args::MetadataArgs;
 using device_args::PlacedCase;
@@ -146,6 +147,43 @@ std::optional<std::string> run_reference(Runtime& runtime, const WorkItem& item,
   return std::nullopt;
 }
 
+// The case's inputs placed where the platform's kernel reads them; a
+// placement that fails leaves the device in doubt.
+PlacedCase place_inputs(const Case& the_case, MemorySpace& device) {
+  try {
+    return PlacedCase(the_case, device);
+  } catch (const std::exception& e) {
+    throw StepFailure(fmt::format("placing the inputs: {}", e.what()), true);
+  }
+}
+
+// What a case that launches its kernel needs: the expected outputs from the
+// oracle (or why there is none), the inputs in the platform's memory, the
+// kernel's handle and the launch options.
+struct CaseOnDevice {
+  CaseOnDevice(Runtime& runtime, const WorkItem& item, const Case& the_case,
+               int32_t device_index)
+      : host(host_memory()),
+        expected(the_case, *host),
+        no_oracle(run_reference(runtime, item, expected)),
+        device(step("placing the inputs",
+                    [&] {
+                      return platform_memory(runtime.platform(item.platform),
+                                             device_index);
+                    })),
+        actual(place_inputs(the_case, *device)),
+        handle(runtime.kernel(item.kernel)),
+        launch{item.platform, device_index, nullptr} {}
+
+  const std::unique_ptr<MemorySpace> host;
+  const PlacedCase expected;
+  const std::optional<std::string> no_oracle;
+  const std::unique_ptr<MemorySpace> device;
+  const PlacedCase actual;
+  const KernelHandle handle;
+  const LaunchOptions launch;
+};
+
 }  // namespace
 
 CaseRunner::CaseRunner(const Options& options) : options_(options) {
@@ -229,23 +267,9 @@ CaseRunner::Outcome CaseRunner::run(const WorkItem& item) {
 void CaseRunner::run_launch(const WorkItem& item, const Case& the_case,
                             CaseResult& result) {
   const KernelSchema& schema = runtime_->schema(item.kernel);
-  const auto host = host_memory();
-  const PlacedCase expected(the_case, *host);
-  const std::optional<std::string> no_oracle =
-      run_reference(*runtime_, item, expected);
-
-  const auto device = step("placing the inputs", [&] {
-    return platform_memory(runtime_->platform(item.platform), options_.device);
-  });
-  const PlacedCase actual = [&]() -> PlacedCase {
-    try {
-      return PlacedCase(the_case, *device);
-    } catch (const std::exception& e) {
-      throw StepFailure(fmt::format("placing the inputs: {}", e.what()), true);
-    }
-  }();
-  const KernelHandle handle = runtime_->kernel(item.kernel);
-  const LaunchOptions launch{item.platform, options_.device, nullptr};
+  const CaseOnDevice placed(*runtime_, item, the_case, options_.device);
+  const auto& [host, expected, no_oracle, device, actual, handle, launch] =
+      placed;
   const CompileKey key = step("deriving the launch's key", [&] {
     return handle.key_for(actual.args(), launch);
   });
@@ -307,22 +331,9 @@ void CaseRunner::run_compile(const WorkItem& item, const Case& the_case,
 
 void CaseRunner::run_override(const WorkItem& item, const Case& the_case,
                               CaseResult& result) {
-  const auto host = host_memory();
-  const PlacedCase expected(the_case, *host);
-  const std::optional<std::string> no_oracle =
-      run_reference(*runtime_, item, expected);
-  const auto device = step("placing the inputs", [&] {
-    return platform_memory(runtime_->platform(item.platform), options_.device);
-  });
-  const PlacedCase actual = [&]() -> PlacedCase {
-    try {
-      return PlacedCase(the_case, *device);
-    } catch (const std::exception& e) {
-      throw StepFailure(fmt::format("placing the inputs: {}", e.what()), true);
-    }
-  }();
-  const KernelHandle handle = runtime_->kernel(item.kernel);
-  const LaunchOptions launch{item.platform, options_.device, nullptr};
+  const CaseOnDevice placed(*runtime_, item, the_case, options_.device);
+  const auto& [host, expected, no_oracle, device, actual, handle, launch] =
+      placed;
   const std::string inputs = fmt::format(
       " (inputs of case '{}')", recipe(item.kernel, kOverrideCaseName).name);
 

@@ -128,6 +128,7 @@ const Instantiation kInstantiations[] = {
     {"expand<i64>", &run<int64_t>},
     {"expand<fp32>", &run<float>},
 };
+const jw_dtype kDtypes[] = {JW_DTYPE_INT32, JW_DTYPE_INT64, JW_DTYPE_FLOAT32};
 
 const Instantiation& select(const ParamReader& reader) {
   constexpr_at_least(reader, p::MAX_NUM_TOKENS, 1);
@@ -141,14 +142,7 @@ const Instantiation& select(const ParamReader& reader) {
                      dtype_name(dtype));
     }
   }
-  switch (dtype) {
-    case JW_DTYPE_INT32: return kInstantiations[0];
-    case JW_DTYPE_INT64: return kInstantiations[1];
-    case JW_DTYPE_FLOAT32: return kInstantiations[2];
-    default: break;
-  }
-  reader.fail("x has dtype ", dtype_name(dtype),
-              "; expand takes int32, int64 or float32");
+  return select_by_dtype(reader, p::x, kDtypes, kInstantiations);
 }
 
 }  // namespace

@@ -154,30 +154,21 @@ const Instantiation kUnpackInstantiations[] = {
     {"unpack_seq<u8>", &run_unpack<uint8_t>},
 };
 
-const Instantiation& by_dtype(const ParamReader& reader, uint32_t tensor,
-                              std::span<const Instantiation> choices) {
-  const jw_dtype dtype = reader.tensor_dtype(tensor);
-  switch (dtype) {
-    case JW_DTYPE_FLOAT32: return choices[0];
-    case JW_DTYPE_FLOAT16: return choices[1];
-    case JW_DTYPE_BFLOAT16: return choices[2];
-    case JW_DTYPE_UINT8: return choices[3];
-    default: break;
-  }
-  reader.fail(reader.param_name(tensor), " has dtype ", dtype_name(dtype), "; ",
-              reader.kernel(), " takes float32, float16, bfloat16 or uint8");
-}
+// The dtypes of both tables, in their order.
+const jw_dtype kDtypes[] = {JW_DTYPE_FLOAT32, JW_DTYPE_FLOAT16,
+                            JW_DTYPE_BFLOAT16, JW_DTYPE_UINT8};
 
 const Instantiation& select_pack(const ParamReader& reader) {
   constexpr_at_least(reader, pack::BLOCK_T, 1);
   constexpr_at_least(reader, pack::BLOCK_D, 1);
-  return by_dtype(reader, pack::x, kPackInstantiations);
+  return select_by_dtype(reader, pack::x, kDtypes, kPackInstantiations);
 }
 
 const Instantiation& select_unpack(const ParamReader& reader) {
   constexpr_at_least(reader, unpack::BLOCK_T, 1);
   constexpr_at_least(reader, unpack::BLOCK_D, 1);
-  return by_dtype(reader, unpack::packed, kUnpackInstantiations);
+  return select_by_dtype(reader, unpack::packed, kDtypes,
+                         kUnpackInstantiations);
 }
 
 }  // namespace

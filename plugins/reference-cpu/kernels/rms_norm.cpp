@@ -67,16 +67,11 @@ const Instantiation kInstantiations[] = {
     {"rms_norm<bf16>", &run<numeric::BFloat16>},
 };
 
+const jw_dtype kDtypes[] = {JW_DTYPE_FLOAT32, JW_DTYPE_FLOAT16,
+                            JW_DTYPE_BFLOAT16};
+
 const Instantiation& select(const ParamReader& reader) {
-  const jw_dtype dtype = reader.tensor_dtype(p::x);
-  switch (dtype) {
-    case JW_DTYPE_FLOAT32: return kInstantiations[0];
-    case JW_DTYPE_FLOAT16: return kInstantiations[1];
-    case JW_DTYPE_BFLOAT16: return kInstantiations[2];
-    default: break;
-  }
-  reader.fail("x has dtype ", dtype_name(dtype),
-              "; rms_norm takes float32, float16 or bfloat16");
+  return select_by_dtype(reader, p::x, kDtypes, kInstantiations);
 }
 
 }  // namespace
