@@ -115,9 +115,8 @@ void write_sized(Struct* out, const Struct& value, const char* what) {
 // The C options as the C++ ones (NULL: all defaults).
 RuntimeOptions runtime_options_of(const jw_runtime_options* options);
 
-// `mode` by reference: a C caller may pass any int, which only raw_enum may
-// read (loading it as the enum would be undefined). nullopt for
-// JW_JIT_MONITOR_DEFAULT where allow_default.
+// `mode` as the caller passed it, any int (raw_enum reads it for the check).
+// nullopt for JW_JIT_MONITOR_DEFAULT where allow_default.
 std::optional<JitMonitorMode> monitor_mode_of(const jw_jit_monitor_mode& mode,
                                               bool allow_default);
 

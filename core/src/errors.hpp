@@ -28,10 +28,9 @@ template <typename... Args>
   throw Error(status, fmt::format(format, std::forward<Args>(args)...));
 }
 
-// The integer inside an enum that arrived through the C ABI, read without
-// loading it as the enum (jitwarm/plugin/raw_enum.hpp says why): every enum
-// from outside is read through this (and range-checked) before it is used
-// as its type. The plugin SDK's, so the core and plugins read C enums alike.
+// The integer inside an enum that arrived through the C ABI
+// (jitwarm/plugin/raw_enum.hpp): every enum from outside is read through
+// this (and range-checked) before it is used as its type. The plugin SDK's, so the core and plugins read C enums alike.
 using ::jitwarm::plugin::raw_enum;
 
 // Runs `body`; on an exception records its message as the last error and

@@ -36,10 +36,9 @@ std::string concat(const Parts&... parts) {
 }
 
 // The integer value of an enum that crossed the C ABI. A C caller may pass
-// any value (jitwarm.h R4: unknown values are errors), and loading an
-// out-of-range value through a C++ enum type is undefined behaviour, so the
-// reference reads such fields as their underlying integer before trusting
-// them.
+// any value (jitwarm.h R4: unknown values are errors), so the reference
+// reads such fields as their underlying integer and checks it before
+// trusting them.
 template <typename Enum>
 int64_t enum_value(const Enum& value) {
   std::underlying_type_t<Enum> raw;

@@ -40,6 +40,18 @@
 extern "C" {
 #endif
 
+/* The enums below are int-sized in C. C++ gives them int32_t, of the same
+ * size and alignment, as their fixed underlying type: every integer a C
+ * caller may store in an enum field is then a value of the enum, so reading
+ * a field before checking it (R4) is defined behaviour in a C++ reader
+ * too. Without a fixed type, C++ leaves a value outside the enumerators'
+ * bit range undefined. */
+#ifdef __cplusplus
+#define JW_ENUM_BASE : int32_t
+#else
+#define JW_ENUM_BASE
+#endif
+
 /* ABI versions. The core speaks every version in [MIN, VERSION]. */
 #define JITWARM_ABI_VERSION 1u
 #define JITWARM_ABI_VERSION_MIN 1u
@@ -59,7 +71,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 /* Status codes (R2, R4)                                                    */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_status {
+typedef enum jw_status JW_ENUM_BASE {
   JW_OK = 0,
   JW_ERROR_INVALID_ARGUMENT = 1, /* bad metadata, wrong dtype, bad value   */
   JW_ERROR_NOT_FOUND = 2,        /* unknown kernel, platform, entry...      */
@@ -78,7 +90,7 @@ typedef enum jw_status {
 /* ------------------------------------------------------------------------ */
 /* Data types (R4: frozen numbering; 0 is never a valid dtype)              */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_dtype {
+typedef enum jw_dtype JW_ENUM_BASE {
   JW_DTYPE_INVALID = 0,
   JW_DTYPE_BOOL = 1,
   JW_DTYPE_INT8 = 2,
@@ -103,7 +115,7 @@ typedef uint32_t jw_dtype_set;
 /* ------------------------------------------------------------------------ */
 /* Tensor metadata without storage: the "warmup tensor"                     */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_tensor_flag {
+typedef enum jw_tensor_flag JW_ENUM_BASE {
   /* strides[] holds real strides; without it they are compact row-major.  */
   JW_TENSOR_HAS_STRIDES = 1u << 0,
   /* The data pointer is (or, for a warmup tensor, will be) 16-byte aligned.
@@ -133,7 +145,7 @@ typedef struct jw_tensor {
 /* ------------------------------------------------------------------------ */
 /* Scalars and argument values                                              */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_scalar_kind {
+typedef enum jw_scalar_kind JW_ENUM_BASE {
   JW_SCALAR_NONE = 0,
   JW_SCALAR_INT = 1,   /* signed 64-bit, in value.i                       */
   JW_SCALAR_UINT = 2,  /* unsigned 64-bit, in value.u                     */
@@ -150,7 +162,7 @@ typedef struct jw_scalar {
   } value;
 } jw_scalar;
 
-typedef enum jw_value_kind {
+typedef enum jw_value_kind JW_ENUM_BASE {
   JW_VALUE_NONE = 0,
   JW_VALUE_TENSOR = 1,        /* value.tensor: runtime tensor with storage  */
   JW_VALUE_WARMUP_TENSOR = 2, /* value.meta: metadata only, never launched  */
@@ -172,7 +184,7 @@ typedef struct jw_arg_value {
 /* ------------------------------------------------------------------------ */
 /* Kernel schemas                                                           */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_param_kind {
+typedef enum jw_param_kind JW_ENUM_BASE {
   JW_PARAM_TENSOR = 1,
   JW_PARAM_INT = 2,       /* specialized: type + value class              */
   JW_PARAM_FLOAT = 3,     /* specialized on its type only                 */
@@ -181,7 +193,7 @@ typedef enum jw_param_kind {
                              kind"); each follows its own rule above       */
 } jw_param_kind;
 
-typedef enum jw_param_flag {
+typedef enum jw_param_flag JW_ENUM_BASE {
   /* Integer keeps only its type (i32/i64/u64), never its value class.    */
   JW_PARAM_DO_NOT_SPECIALIZE = 1u << 0,
   /* Tensor: the key ignores whether the pointer is 16-byte aligned.      */
@@ -235,13 +247,13 @@ typedef struct jw_kernel_schema {
 /* ------------------------------------------------------------------------ */
 /* Compile keys, as a plugin sees them                                      */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_int_type {
+typedef enum jw_int_type JW_ENUM_BASE {
   JW_INT_I32 = 1, /* value in [-2^31, 2^31)  */
   JW_INT_I64 = 2, /* value in [-2^63, 2^63)  */
   JW_INT_U64 = 3  /* value in [0, 2^64)      */
 } jw_int_type;
 
-typedef enum jw_int_class {
+typedef enum jw_int_class JW_ENUM_BASE {
   JW_INT_CLASS_NONE = 0, /* no value attribute (or do_not_specialize)  */
   JW_INT_CLASS_ONE = 1,  /* the value is exactly 1                     */
   JW_INT_CLASS_DIV16 = 2 /* the value is a multiple of 16 (0 included) */
@@ -252,9 +264,12 @@ typedef struct jw_int_spec {
   jw_int_class value_class;
 } jw_int_spec;
 
-typedef enum jw_float_type { JW_FLOAT_F32 = 1, JW_FLOAT_F64 = 2 } jw_float_type;
+typedef enum jw_float_type JW_ENUM_BASE {
+  JW_FLOAT_F32 = 1,
+  JW_FLOAT_F64 = 2
+} jw_float_type;
 
-typedef enum jw_alignment {
+typedef enum jw_alignment JW_ENUM_BASE {
   JW_ALIGN_NOT_SPECIALIZED = 0, /* do_not_specialize_on_alignment        */
   JW_ALIGN_16 = 1,
   JW_ALIGN_NONE = 2
@@ -474,7 +489,7 @@ typedef struct jw_kernel_impl {
                                const jw_tune_config_sink* out);
 } jw_kernel_impl;
 
-typedef enum jw_impl_flag {
+typedef enum jw_impl_flag JW_ENUM_BASE {
   /* compile only names its artifact (a host function, a prebuilt library):
    * nothing is JIT-compiled, so the JIT monitor neither counts nor refuses
    * it after seal, and the cache's compile counter does not move. */
@@ -484,12 +499,12 @@ typedef enum jw_impl_flag {
 /* ------------------------------------------------------------------------ */
 /* Platforms: device discovery and memory, for warmup, tests and benches    */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_platform_capability {
+typedef enum jw_platform_capability JW_ENUM_BASE {
   JW_PLATFORM_CAN_COMPILE = 1u << 0,
   JW_PLATFORM_CAN_LAUNCH = 1u << 1
 } jw_platform_capability;
 
-typedef enum jw_copy_direction {
+typedef enum jw_copy_direction JW_ENUM_BASE {
   JW_COPY_HOST_TO_DEVICE = 1,
   JW_COPY_DEVICE_TO_HOST = 2,
   JW_COPY_DEVICE_TO_DEVICE = 3
@@ -527,7 +542,7 @@ typedef struct jw_platform_desc {
 /* ------------------------------------------------------------------------ */
 /* Host services given to a plugin                                          */
 /* ------------------------------------------------------------------------ */
-typedef enum jw_log_level {
+typedef enum jw_log_level JW_ENUM_BASE {
   JW_LOG_DEBUG = 0,
   JW_LOG_INFO = 1,
   JW_LOG_WARNING = 2,
@@ -725,13 +740,13 @@ typedef struct jw_string_list {
 } jw_string_list;
 JITWARM_EXPORT void jw_string_list_free(jw_string_list* list);
 
-typedef enum jw_text_format {
+typedef enum jw_text_format JW_ENUM_BASE {
   JW_FORMAT_TEXT = 1, /* for people, as the `jitwarm` command prints it   */
   JW_FORMAT_JSON = 2
 } jw_text_format;
 
 /* --- Runtime options ----------------------------------------------------- */
-typedef enum jw_jit_monitor_mode {
+typedef enum jw_jit_monitor_mode JW_ENUM_BASE {
   /* In jw_runtime_options only: JITWARM_JIT_MONITOR, else off.           */
   JW_JIT_MONITOR_DEFAULT = 0,
   JW_JIT_MONITOR_OFF = 1,  /* a compile after seal compiles               */
@@ -743,7 +758,7 @@ typedef enum jw_jit_monitor_mode {
  * workers included) until jw_runtime_destroy returns. */
 typedef void (*jw_log_fn)(void* ctx, jw_log_level level, const char* message);
 
-typedef enum jw_remote_cache_mode {
+typedef enum jw_remote_cache_mode JW_ENUM_BASE {
   /* JITWARM_REMOTE_CACHE_MODE (read-write | read-only), else read-write */
   JW_REMOTE_CACHE_MODE_DEFAULT = 0,
   JW_REMOTE_CACHE_READ_WRITE = 1, /* loads and writes what it compiles   */
@@ -1043,7 +1058,7 @@ typedef struct jw_warmup_options {
   const char* device_kind;
 } jw_warmup_options;
 
-typedef enum jw_warmup_parallelism {
+typedef enum jw_warmup_parallelism JW_ENUM_BASE {
   JW_WARMUP_THREADS = 0,
   JW_WARMUP_PROCESSES = 1
 } jw_warmup_parallelism;

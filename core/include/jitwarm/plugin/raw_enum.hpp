@@ -1,10 +1,11 @@
 // jitwarm/plugin/raw_enum.hpp — reading an enum that came through the C ABI.
 //
-// A C caller may put any integer in an enum field, and loading a value
-// outside the enum's range as the C++ enum type is undefined behaviour
-// (UBSan's -fsanitize=enum reports it). So a field of a struct from the
-// other side (a jw_dtype in a tensor, a jw_value_kind in an argument) is
-// read as its integer first, checked, and only then used as the enum.
+// A C caller may put any integer in an enum field (R4: an unknown value is
+// an error). jitwarm.h gives its enums int32_t as their fixed underlying
+// type in C++ (JW_ENUM_BASE), so such a field always holds a value of its
+// type; a field of a struct from the other side (a jw_dtype in a tensor, a
+// jw_value_kind in an argument) is still read as its integer first,
+// checked against the enumerators, and only then used as the enum.
 #pragma once
 
 #include <cstring>
