@@ -30,7 +30,8 @@ template <typename... Args>
 
 // The integer inside an enum that arrived through the C ABI
 // (jitwarm/plugin/raw_enum.hpp): every enum from outside is read through
-// this (and range-checked) before it is used as its type. The plugin SDK's, so the core and plugins read C enums alike.
+// this (and range-checked) before it is used as its type. The plugin SDK's, so
+// the core and plugins read C enums alike.
 using ::jitwarm::plugin::raw_enum;
 
 // Runs `body`; on an exception records its message as the last error and
