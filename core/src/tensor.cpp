@@ -155,21 +155,18 @@ jw_scalar scalar_bool(bool value) {
   return s;
 }
 
-namespace {
-jw_arg_value scalar_arg(jw_scalar s) {
-  jw_arg_value a{};
-  a.struct_size = sizeof(jw_arg_value);
-  a.kind = JW_VALUE_SCALAR;
-  a.value.scalar = s;
-  return a;
-}
-}  // namespace
-
 jw_arg_value arg(const jw_tensor& tensor) {
   jw_arg_value a{};
   a.struct_size = sizeof(jw_arg_value);
   a.kind = JW_VALUE_TENSOR;
   a.value.tensor = &tensor;
+  return a;
+}
+jw_arg_value arg(const jw_scalar& scalar) {
+  jw_arg_value a{};
+  a.struct_size = sizeof(jw_arg_value);
+  a.kind = JW_VALUE_SCALAR;
+  a.value.scalar = scalar;
   return a;
 }
 jw_arg_value warmup_arg(const jw_tensor_meta& meta) {
@@ -180,16 +177,16 @@ jw_arg_value warmup_arg(const jw_tensor_meta& meta) {
   return a;
 }
 jw_arg_value arg_int(int64_t value) {
-  return scalar_arg(scalar_int(value));
+  return arg(scalar_int(value));
 }
 jw_arg_value arg_uint(uint64_t value) {
-  return scalar_arg(scalar_uint(value));
+  return arg(scalar_uint(value));
 }
 jw_arg_value arg_float(double value) {
-  return scalar_arg(scalar_float(value));
+  return arg(scalar_float(value));
 }
 jw_arg_value arg_bool(bool value) {
-  return scalar_arg(scalar_bool(value));
+  return arg(scalar_bool(value));
 }
 
 }  // namespace jitwarm

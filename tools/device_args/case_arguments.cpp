@@ -15,14 +15,6 @@ namespace {
 // Room after the allocation's start for the one-element misalignment.
 constexpr std::size_t kAlignmentSlack = 16;
 
-jw_arg_value scalar_arg(const jw_scalar& scalar) {
-  jw_arg_value value{};
-  value.struct_size = sizeof(jw_arg_value);
-  value.kind = JW_VALUE_SCALAR;
-  value.value.scalar = scalar;
-  return value;
-}
-
 }  // namespace
 
 PlacedCase::PlacedCase(const Case& the_case, MemorySpace& memory)
@@ -56,7 +48,7 @@ PlacedCase::PlacedCase(const Case& the_case, MemorySpace& memory)
         args_.push_back(jitwarm::arg(*placed));
         tensors_.push_back(std::move(placed));
       } else {
-        args_.push_back(scalar_arg(std::get<jw_scalar>(arg)));
+        args_.push_back(jitwarm::arg(std::get<jw_scalar>(arg)));
       }
     }
   } catch (...) {
@@ -105,7 +97,7 @@ MetadataArgs metadata_args(const Case& the_case) {
       out.args.push_back(warmup_arg(*meta));
       out.metas.push_back(std::move(meta));
     } else {
-      out.args.push_back(scalar_arg(std::get<jw_scalar>(arg)));
+      out.args.push_back(jitwarm::arg(std::get<jw_scalar>(arg)));
     }
   }
   return out;

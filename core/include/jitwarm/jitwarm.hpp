@@ -72,6 +72,7 @@ bool is_compact_row_major(const jw_tensor_meta& meta);
 
 // Argument values. Tensors are borrowed: keep them alive for the call.
 jw_arg_value arg(const jw_tensor& tensor);
+jw_arg_value arg(const jw_scalar& scalar);
 jw_arg_value warmup_arg(const jw_tensor_meta& meta);
 jw_arg_value arg_int(int64_t value);
 jw_arg_value arg_uint(uint64_t value);
