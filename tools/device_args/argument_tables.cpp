@@ -13,24 +13,23 @@
 namespace jitwarm::device_args {
 namespace {
 
-// An integer in `dtype`'s bytes: its low bytes (little-endian).
-std::vector<unsigned char> integer_bytes(jw_dtype dtype, int64_t value) {
-  std::vector<unsigned char> bytes(plugin::dtype_size(dtype));
-  std::memcpy(bytes.data(), &value, bytes.size());
-  return bytes;
+// An integer appended in `dtype`'s bytes: its low bytes (little-endian).
+void append_integer(std::vector<unsigned char>& bytes, jw_dtype dtype,
+                    int64_t value) {
+  unsigned char raw[sizeof value];
+  std::memcpy(raw, &value, sizeof value);
+  bytes.insert(bytes.end(), raw, raw + plugin::dtype_size(dtype));
 }
 
-// A number as a table writes it, in `dtype`'s bytes: rounded to a float
-// dtype, else truncated to an integer.
-std::vector<unsigned char> value_bytes(jw_dtype dtype, double value) {
-  return is_floating_dtype(dtype)
-             ? encode_float(dtype, value)
-             : integer_bytes(dtype, static_cast<int64_t>(value));
-}
-
-void append(std::vector<unsigned char>& bytes,
-            const std::vector<unsigned char>& more) {
-  bytes.insert(bytes.end(), more.begin(), more.end());
+// A number as a table writes it, appended in `dtype`'s bytes: rounded to a
+// float dtype, else truncated to an integer.
+void append_number(std::vector<unsigned char>& bytes, jw_dtype dtype,
+                   double value) {
+  if (is_floating_dtype(dtype)) {
+    append_float(bytes, dtype, value);
+  } else {
+    append_integer(bytes, dtype, static_cast<int64_t>(value));
+  }
 }
 
 }  // namespace
@@ -131,6 +130,7 @@ std::vector<unsigned char> ArgumentReader::fill_bytes(const toml::table& spec,
       malformed(line, fmt::format("'values' must list {} elements", count));
     }
     std::vector<unsigned char> bytes;
+    bytes.reserve(list->size() * plugin::dtype_size(dtype));
     for (const toml::node& v : *list) {
       double value = 0;
       if (const auto* i = v.as_integer()) {
@@ -140,7 +140,7 @@ std::vector<unsigned char> ArgumentReader::fill_bytes(const toml::table& spec,
       } else {
         malformed(line, "'values' must be numbers");
       }
-      append(bytes, value_bytes(dtype, value));
+      append_number(bytes, dtype, value);
     }
     return bytes;
   }
@@ -155,18 +155,19 @@ std::vector<unsigned char> ArgumentReader::fill_bytes(const toml::table& spec,
       return random_floats(rng, dtype, count, -1.0, 1.0);
     }
     std::vector<unsigned char> bytes;
+    bytes.reserve(static_cast<std::size_t>(count) * plugin::dtype_size(dtype));
     for (int64_t i = 0; i < count; ++i) {
-      append(bytes,
-             integer_bytes(
-                 dtype, rng.uniform_int(0, dtype == JW_DTYPE_BOOL ? 1 : 99)));
+      append_integer(bytes, dtype,
+                     rng.uniform_int(0, dtype == JW_DTYPE_BOOL ? 1 : 99));
     }
     return bytes;
   }
   if (fill == "zeros" || fill == "ones" || fill == "iota") {
     std::vector<unsigned char> bytes;
+    bytes.reserve(static_cast<std::size_t>(count) * plugin::dtype_size(dtype));
     for (int64_t i = 0; i < count; ++i) {
       const double value = fill == "zeros" ? 0 : fill == "ones" ? 1 : i;
-      append(bytes, value_bytes(dtype, value));
+      append_number(bytes, dtype, value);
     }
     return bytes;
   }

@@ -78,6 +78,8 @@ void append_value(std::vector<unsigned char>& out, T value) {
   out.insert(out.end(), raw, raw + sizeof(T));
 }
 
+}  // namespace
+
 void append_float(std::vector<unsigned char>& out, jw_dtype dtype,
                   double value) {
   switch (dtype) {
@@ -90,17 +92,9 @@ void append_float(std::vector<unsigned char>& out, jw_dtype dtype,
       append_value(out, numeric::bfloat16_bits_from_double(value));
       break;
     default:
-      throw std::logic_error("encode_float: " + std::string(dtype_name(dtype)) +
+      throw std::logic_error("append_float: " + std::string(dtype_name(dtype)) +
                              " is not a float dtype");
   }
-}
-
-}  // namespace
-
-std::vector<unsigned char> encode_float(jw_dtype dtype, double value) {
-  std::vector<unsigned char> out;
-  append_float(out, dtype, value);
-  return out;
 }
 
 std::vector<unsigned char> random_floats(Rng& rng, jw_dtype dtype,

@@ -121,8 +121,9 @@ std::vector<unsigned char> to_bytes(const std::vector<T>& values) {
 // for a reason that is not the kernel's).
 std::vector<unsigned char> random_floats(Rng& rng, jw_dtype dtype,
                                          int64_t count, double lo, double hi);
-// One float value encoded in a float dtype.
-std::vector<unsigned char> encode_float(jw_dtype dtype, double value);
+// One float value encoded in a float dtype, appended to `out`.
+void append_float(std::vector<unsigned char>& out, jw_dtype dtype,
+                  double value);
 // `count` valid values of any dtype: bool 0/1, integers over their whole
 // range, floats finite (random_floats over [-1000, 1000)).
 std::vector<unsigned char> random_values(Rng& rng, jw_dtype dtype,
