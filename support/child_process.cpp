@@ -19,8 +19,6 @@
 #include <system_error>
 #include <utility>
 
-#include "file_descriptor.hpp"
-
 extern char** environ;
 
 namespace jitwarm::detail {
@@ -130,13 +128,13 @@ std::string ChildEnd::describe() const {
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
-      channel_fd_(std::exchange(other.channel_fd_, -1)) {}
+      channel_(std::move(other.channel_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
     release();
     pid_ = std::exchange(other.pid_, -1);
-    channel_fd_ = std::exchange(other.channel_fd_, -1);
+    channel_ = std::move(other.channel_);
   }
   return *this;
 }
@@ -175,7 +173,7 @@ ChildProcess ChildProcess::fork(
     ::_exit(0);
   }
   ends.child.close();
-  return ChildProcess(pid, ends.parent.release());
+  return ChildProcess(pid, std::move(ends.parent));
 }
 
 ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv,
@@ -202,7 +200,7 @@ ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv,
                                      nullptr, arguments.data(), environ);
   ends.child.close();  // the end of the stream once the child is done
   if (spawned != 0) throw_errno(spawned, "cannot run " + argv[0]);
-  return ChildProcess(pid, ends.parent.release());
+  return ChildProcess(pid, std::move(ends.parent));
 }
 
 bool send_all(int socket_fd, std::string_view text) {
@@ -235,7 +233,7 @@ bool ChildProcess::wait_readable(Clock::time_point deadline) const {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - Clock::now());
     if (left.count() <= 0) return false;
-    pollfd readable{channel_fd_, POLLIN, 0};
+    pollfd readable{channel_.get(), POLLIN, 0};
     const int ready = ::poll(&readable, 1, static_cast<int>(left.count()));
     if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
     // Ready, or poll failed: the read that follows reports it.
@@ -244,7 +242,7 @@ bool ChildProcess::wait_readable(Clock::time_point deadline) const {
 }
 
 void ChildProcess::close_channel() {
-  if (channel_fd_ >= 0) ::close(std::exchange(channel_fd_, -1));
+  if (channel_.get() >= 0) channel_.close();
 }
 
 void ChildProcess::kill() const {

@@ -34,6 +34,8 @@
 #include <string_view>
 #include <vector>
 
+#include "file_descriptor.hpp"
+
 namespace jitwarm::detail {
 
 // How a child ended, as waitpid reported it.
@@ -111,12 +113,14 @@ class ChildProcess {
   // Whether this holds a child not reaped yet (it may have exited).
   bool has_child() const { return pid_ >= 0; }
   // The parent's end of the channel, or -1 once closed.
-  int channel_fd() const { return channel_fd_; }
+  int channel_fd() const { return channel_.get(); }
 
   // send_all and read_some (below) on the parent's end.
-  bool send(std::string_view text) const { return send_all(channel_fd_, text); }
+  bool send(std::string_view text) const {
+    return send_all(channel_.get(), text);
+  }
   bool read_some(std::string& into) const {
-    return detail::read_some(channel_fd_, into);
+    return detail::read_some(channel_.get(), into);
   }
   // Waits until the channel is readable (data or its end): true, or false
   // once `deadline` passes first.
@@ -132,12 +136,12 @@ class ChildProcess {
   static constexpr int kChildMainThrew = 70;  // EX_SOFTWARE
 
  private:
-  ChildProcess(pid_t pid, int channel_fd)
-      : pid_(pid), channel_fd_(channel_fd) {}
+  ChildProcess(pid_t pid, FileDescriptor channel)
+      : pid_(pid), channel_(std::move(channel)) {}
   void release();
 
   pid_t pid_ = -1;
-  int channel_fd_ = -1;
+  FileDescriptor channel_{-1};
 };
 
 // Writes out what iostreams and stdio hold buffered: before a fork (the

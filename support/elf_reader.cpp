@@ -57,9 +57,9 @@ std::optional<ElfReader> ElfReader::open(const std::filesystem::path& path) {
     fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return std::nullopt;
-  auto file = std::make_shared<const FileDescriptor>(fd);
+  FileDescriptor file(fd);
   struct stat st {};
-  if (::fstat(file->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return std::nullopt;
   }
   return ElfReader(std::move(file), static_cast<uint64_t>(st.st_size));
@@ -67,7 +67,7 @@ std::optional<ElfReader> ElfReader::open(const std::filesystem::path& path) {
 
 std::size_t ElfReader::read_up_to(uint64_t offset, void* out,
                                   std::size_t count) const {
-  if (!file_) {
+  if (file_.get() < 0) {
     if (offset >= image_.size()) return 0;
     const std::size_t copied =
         std::min<uint64_t>(count, image_.size() - offset);
@@ -77,7 +77,7 @@ std::size_t ElfReader::read_up_to(uint64_t offset, void* out,
   std::size_t copied = 0;
   while (copied < count) {
     const ssize_t got =
-        ::pread(file_->get(), static_cast<char*>(out) + copied, count - copied,
+        ::pread(file_.get(), static_cast<char*>(out) + copied, count - copied,
                 static_cast<off_t>(offset + copied));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;  // the end of the file, or an I/O error

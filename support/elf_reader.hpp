@@ -21,7 +21,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,13 +99,13 @@ class ElfReader {
   }
 
  private:
-  ElfReader(std::shared_ptr<const FileDescriptor> file, uint64_t size)
+  ElfReader(FileDescriptor file, uint64_t size)
       : file_(std::move(file)), size_(size) {}
   // Copies up to `count` bytes at `offset`, however many the image has.
   std::size_t read_up_to(uint64_t offset, void* out, std::size_t count) const;
 
-  std::string_view image_;                      // when reading memory
-  std::shared_ptr<const FileDescriptor> file_;  // when reading a file
+  std::string_view image_;   // when reading memory
+  FileDescriptor file_{-1};  // when reading a file
   uint64_t size_ = 0;
 };
 

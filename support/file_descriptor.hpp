@@ -17,11 +17,19 @@ class FileDescriptor {
   }
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
+  // A moved-from descriptor holds -1 and closes nothing.
+  FileDescriptor(FileDescriptor&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
   int get() const { return fd_; }
   // Closes now: ::close's result.
   int close() { return ::close(std::exchange(fd_, -1)); }
-  // Hands the descriptor to the caller, who closes it.
-  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
