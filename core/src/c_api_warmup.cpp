@@ -19,15 +19,19 @@ WarmupOptions warmup_options_of(const jw_warmup_options* in) {
   options.jobs = c.jobs == 0 ? 1 : c.jobs;
   if (c.batch_size != 0) options.batch_size = c.batch_size;
   if (c.device_kind != nullptr) options.device_kind = c.device_kind;
-  if (c.parallel != JW_WARMUP_THREADS && c.parallel != JW_WARMUP_PROCESSES) {
-    fail(JW_ERROR_INVALID_ARGUMENT,
-         "warmup options: unknown parallel {} (use JW_WARMUP_THREADS or "
-         "JW_WARMUP_PROCESSES)",
-         c.parallel);
+  switch (c.parallel) {
+    case JW_WARMUP_THREADS:
+      options.parallel = WarmupParallelism::threads;
+      break;
+    case JW_WARMUP_PROCESSES:
+      options.parallel = WarmupParallelism::processes;
+      break;
+    default:
+      fail(JW_ERROR_INVALID_ARGUMENT,
+           "warmup options: unknown parallel {} (use JW_WARMUP_THREADS or "
+           "JW_WARMUP_PROCESSES)",
+           c.parallel);
   }
-  options.parallel = c.parallel == JW_WARMUP_THREADS
-                         ? WarmupParallelism::threads
-                         : WarmupParallelism::processes;
   if (c.progress != nullptr) {
     options.progress = [fn = c.progress, ctx = c.progress_ctx](
                            std::size_t done, std::size_t total,

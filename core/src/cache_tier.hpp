@@ -76,7 +76,6 @@ struct TierLoad {
       artifact = std::move(later.artifact);
       tier = later.tier;
     }
-    unavailable = unavailable || later.unavailable;
     for (std::size_t t = 0; t < kCacheTiers; ++t)
       if (later.rejects_[t]) rejects_[t] = later.rejects_[t];
   }

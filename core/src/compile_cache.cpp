@@ -230,8 +230,9 @@ TierLoad CompileCache::load_entry(const EntryRef& entry, bool counted) {
     found = store_->load(entry);
     note_store_load(found, counted, start);
   }
-  if (!found.artifact && remote_)
-    found.gather(load_remote(entry, counted, start));
+  // The store's rejects are counted (note_store_load); what the caller
+  // reads is the hit.
+  if (!found.artifact && remote_) found = load_remote(entry, counted, start);
   if (!found.artifact && counted)
     misses_.fetch_add(1, std::memory_order_relaxed);
   return found;
