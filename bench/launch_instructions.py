@@ -42,12 +42,21 @@ def blocks(annotated):
     return out
 
 
-def find(table, fragment, calling):
+def lookup(table, fragment, calling):
     """The block of the function matching `fragment` that calls `calling`
-    (callgrind may list a function twice, under two spellings of its file)."""
+    (callgrind may list a function twice, under two spellings of its file),
+    or None."""
     for name, value in table.items():
         if fragment in name and any(calling in c for c in value[1]):
             return value
+    return None
+
+
+def find(table, fragment, calling):
+    """lookup's block; its absence ends the run, naming the near matches."""
+    block = lookup(table, fragment, calling)
+    if block is not None:
+        return block
     near = sorted(name for name in table if fragment.split("(")[0] in name)
     raise SystemExit(f"launch_instructions: no function matching {fragment!r} that calls {calling!r}"
                      " in the profile" + "".join(f"\n  seen: {name}" for name in near[:10]))
@@ -100,16 +109,14 @@ def main():
     per_call(lookup, "signature and validation", "specialize_arguments(")
     per_call(lookup, "lookup by signature", "PreparedLaunchTable::find(")
     print(f"  plugin  {plugin_total / launches:6.0f}")
-    try:
-        gpu = find(table, "GpuLauncher::launch_prepared(jitwarm::gpu::GpuPreparedLaunch", "ArgumentPacking::pack(")
-    except SystemExit:
+    gpu = lookup(table, "GpuLauncher::launch_prepared(jitwarm::gpu::GpuPreparedLaunch", "ArgumentPacking::pack(")
+    if gpu is None:
         # A release build inlines the plugin's launch into its C callback:
         # the total above stands, its parts are not in the profile.
         print("    (its parts are inlined in this build)")
-        gpu = None
-    for label, fragment in (("launch plan", "plan_launch("), ("argument packing", "ArgumentPacking::pack("),
-                            ("stream's context", "launch_context("), ("driver launch", "CudaDeviceDriver::launch(")):
-        if gpu is not None:
+    else:
+        for label, fragment in (("launch plan", "plan_launch("), ("argument packing", "ArgumentPacking::pack("),
+                                ("stream's context", "launch_context("), ("driver launch", "CudaDeviceDriver::launch(")):
             per_call(gpu, label, fragment)
     print(f"  total   {core + plugin_total / launches:6.0f}")
 

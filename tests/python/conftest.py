@@ -1,6 +1,7 @@
 """Fixtures for the jitwarm package tests. The meson test sets the plugin
 and source paths (tests/python/meson.build); run by hand with the same
 variables and PYTHONPATH=<build>/python."""
+import ast
 import os
 import shutil
 import socket
@@ -17,6 +18,13 @@ SILU = "vllm.model_executor.layers.activation.silu_and_mul"
 RMS_NORM = "vllm.model_executor.layers.layernorm.rms_norm"
 EXPAND = "vllm.v1.sample.rejection_sampler.expand"
 BATCH_MEMCPY = "vllm.v1.worker.mamba_utils.batch_memcpy"
+
+
+def stub_tree():
+    """The parsed type stubs the package ships (_jitwarm.pyi)."""
+    path = os.path.join(os.path.dirname(jitwarm.__file__), "_jitwarm.pyi")
+    with open(path) as f:
+        return ast.parse(f.read())
 
 
 def env_path(name):

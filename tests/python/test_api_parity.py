@@ -19,6 +19,7 @@ from typing import List, Optional
 import pytest
 
 import jitwarm
+from conftest import env_path
 
 try:
     import tomllib  # Python 3.11
@@ -60,15 +61,9 @@ def read_table():
 API, C_ONLY, PYTHON_ONLY = read_table()
 
 
-def source_root():
-    root = os.environ.get("JITWARM_TEST_SOURCE_ROOT")
-    if not root:
-        pytest.skip("JITWARM_TEST_SOURCE_ROOT is not set (meson test sets it)")
-    return root
-
-
 def read_header(name):
-    with open(os.path.join(source_root(), "core", "include", "jitwarm", name)) as f:
+    root = env_path("JITWARM_TEST_SOURCE_ROOT")
+    with open(os.path.join(root, "core", "include", "jitwarm", name)) as f:
         return f.read()
 
 

@@ -6,10 +6,11 @@ import os
 import jitwarm
 from jitwarm import _jitwarm
 
+from conftest import stub_tree
+
 
 def stub_names():
-    path = os.path.join(os.path.dirname(jitwarm.__file__), "_jitwarm.pyi")
-    tree = ast.parse(open(path).read())
+    tree = stub_tree()
     top, members = set(), {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):

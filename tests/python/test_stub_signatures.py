@@ -13,11 +13,11 @@ parameter cannot be passed by keyword, so the stub declares it
 positional-only (before `/`), under any name."""
 import ast
 import inspect
-import os
 import re
 from dataclasses import dataclass
 
 import pytest
+from conftest import stub_tree
 
 import jitwarm
 from jitwarm import _jitwarm
@@ -115,11 +115,6 @@ def stub_params(node, bound):
 
 def decorators(node):
     return {d.id if isinstance(d, ast.Name) else ast.unparse(d) for d in node.decorator_list}
-
-
-def stub_tree():
-    path = os.path.join(os.path.dirname(jitwarm.__file__), "_jitwarm.pyi")
-    return ast.parse(open(path).read())
 
 
 def stub_functions():
